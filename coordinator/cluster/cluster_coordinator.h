@@ -1,0 +1,84 @@
+// ClusterCoordinator: schedules functions on a cluster of workers with TensorFlow's contract.
+// Schedule is non-blocking (unless the queue is full) and returns a RemoteValue; Join waits for
+// everything; the first error of any closure is raised once by the next Schedule/Join/Done, after
+// queued closures are cancelled and in-flight ones drained. Closures whose worker fails run again
+// elsewhere (at-least-once); a PS failure surfaces as Unavailable. Workers can join and leave.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "coordinator/closure/closure_queue.h"
+#include "coordinator/closure/remote_value.h"
+#include "coordinator/cluster/coordinator_options.h"
+#include "coordinator/cluster/per_worker_resources.h"
+#include "coordinator/cluster/ps_failure_tracker.h"
+#include "coordinator/cluster/schedule_args.h"
+#include "coordinator/cluster/worker_connection.h"
+#include "coordinator/resolver/cluster_resolver.h"
+
+namespace tj {
+
+class ClusterCoordinator {
+ public:
+  // Workers are the "worker" job of the resolver's cluster spec.
+  static absl::StatusOr<std::unique_ptr<ClusterCoordinator>> Create(
+      const ClusterResolver& resolver, CoordinatorOptions options = {});
+  static absl::StatusOr<std::unique_ptr<ClusterCoordinator>> Create(
+      const std::vector<std::string>& worker_addresses, CoordinatorOptions options = {});
+  // Stops every worker connection and joins every thread it started. Queued closures are cancelled.
+  ~ClusterCoordinator();
+
+  ClusterCoordinator(const ClusterCoordinator&) = delete;
+  ClusterCoordinator& operator=(const ClusterCoordinator&) = delete;
+
+  absl::StatusOr<RemoteValue> Schedule(std::string_view function,
+                                       std::vector<ScheduleArg> args = {});
+  absl::Status Join();
+  absl::StatusOr<bool> Done();
+
+  // Creates a resource on every worker (now and on workers that join later), rebuilt after a worker
+  // restarts. Pass the result to Schedule: each worker gets its own instance.
+  absl::StatusOr<PerWorkerValues> CreatePerWorkerResource(std::string_view function,
+                                                          std::vector<ScheduleArg> args = {});
+
+  // Elastic membership. AddWorker returns the new worker's index.
+  absl::StatusOr<int> AddWorker(const std::string& address);
+  // Drains the worker: it takes no new closures; in-flight ones finish (or are put back after the
+  // drain timeout). Returns once it has left.
+  absl::Status RemoveWorker(const std::string& address);
+
+  std::vector<WorkerStats> Workers() const;
+  const CoordinatorOptions& options() const { return options_; }
+  size_t queued() const { return queue_.queued(); }
+  size_t inflight() const { return queue_.inflight(); }
+
+ private:
+  explicit ClusterCoordinator(CoordinatorOptions options);
+  void OnWorkerLost(int index, const absl::Status& last_error);
+
+  const CoordinatorOptions options_;
+  ClosureQueue queue_;
+  ResourceRegistry resources_;
+  PsFailureTracker ps_failures_;
+  std::atomic<uint64_t> next_closure_id_{1};
+
+  mutable absl::Mutex workers_mu_;
+  std::vector<std::unique_ptr<WorkerConnection>> workers_ ABSL_GUARDED_BY(workers_mu_);
+  bool stopping_ ABSL_GUARDED_BY(workers_mu_) = false;
+};
+
+// Fetch: the values of scheduled functions, blocking until they are ready.
+absl::StatusOr<v1::Value> Fetch(const RemoteValue& value);
+absl::StatusOr<std::vector<v1::Value>> Fetch(const std::vector<RemoteValue>& values);
+// Worker index -> value, for every worker that has an instance.
+absl::StatusOr<std::map<int, v1::Value>> Fetch(const PerWorkerValues& values);
+
+}  // namespace tj

@@ -1,0 +1,476 @@
+#include "coordinator/cluster/worker_connection.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/base/channel.h"
+#include "coordinator/base/wire_status.h"
+
+namespace tj {
+namespace {
+
+constexpr double kEwmaWeight = 0.1;
+
+std::chrono::system_clock::time_point Deadline(absl::Duration d) {
+  return std::chrono::system_clock::now() + absl::ToChronoMicroseconds(d);
+}
+
+absl::Duration Jittered(absl::Duration d) {
+  thread_local std::mt19937 rng{std::random_device{}()};
+  return d * std::uniform_real_distribution<double>(0.8, 1.2)(rng);
+}
+
+}  // namespace
+
+std::string_view WorkerStateName(WorkerState state) {
+  switch (state) {
+    case WorkerState::kConnecting: return "connecting";
+    case WorkerState::kHealthy: return "healthy";
+    case WorkerState::kRecovering: return "recovering";
+    case WorkerState::kDraining: return "draining";
+    case WorkerState::kLost: return "lost";
+    case WorkerState::kRemoved: return "removed";
+    case WorkerState::kStopped: return "stopped";
+  }
+  return "unknown";
+}
+
+WorkerConnection::WorkerConnection(int index, std::string address, WorkerConnectionEnv env)
+    : index_(index),
+      address_(std::move(address)),
+      env_(std::move(env)),
+      channel_(MakeRuntimeChannel(address_)),
+      stub_(v1::Worker::NewStub(channel_)) {}
+
+WorkerConnection::~WorkerConnection() {
+  Stop();
+  Join();
+}
+
+void WorkerConnection::Start() { thread_ = std::thread([this] { Run(); }); }
+
+void WorkerConnection::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void WorkerConnection::RequestCancelInflight() {
+  absl::MutexLock lock(&mu_);  // wakes a dispatcher waiting for a window slot
+  cancel_requested_.store(true);
+}
+
+void WorkerConnection::Drain() {
+  {
+    absl::MutexLock lock(&mu_);
+    drain_.store(true);
+    if (state_ == WorkerState::kHealthy) state_ = WorkerState::kDraining;
+  }
+  env_.queue->Wake();
+}
+
+void WorkerConnection::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_.store(true);
+    if (stream_context_ != nullptr) stream_context_->TryCancel();
+  }
+  env_.queue->Wake();
+}
+
+void WorkerConnection::SetState(WorkerState state) {
+  absl::MutexLock lock(&mu_);
+  state_ = state;
+}
+
+bool WorkerConnection::alive() const {
+  absl::MutexLock lock(&mu_);
+  return state_ == WorkerState::kHealthy || state_ == WorkerState::kConnecting ||
+         state_ == WorkerState::kRecovering;
+}
+
+WorkerStats WorkerConnection::stats() const {
+  absl::MutexLock lock(&mu_);
+  WorkerStats s;
+  s.index = index_;
+  s.address = address_;
+  s.state = state_;
+  s.incarnation = incarnation_;
+  s.inflight = static_cast<int64_t>(inflight_.size());
+  s.completed = completed_;
+  s.failures = failures_;
+  s.put_back = put_back_;
+  s.window = WindowLocked();
+  return s;
+}
+
+bool WorkerConnection::InterruptibleSleep(absl::Duration d) {
+  absl::MutexLock lock(&mu_);
+  auto exit_requested = [this]() { return ShouldExit(); };
+  return !mu_.AwaitWithTimeout(absl::Condition(&exit_requested), d);
+}
+
+int WorkerConnection::WindowLocked() const {
+  const int max_window = std::max(1, env_.options->max_inflight_per_worker);
+  if (!have_timing_) return 1;
+  // Enough closures in flight to cover the round-trip overhead with execution, and no more: long
+  // closures get a window of about 1, so no worker hoards work that an idle one could run.
+  const double ratio = overhead_ewma_us_ / std::max(exec_ewma_us_, 1.0);
+  return static_cast<int>(std::clamp(1.0 + std::ceil(ratio), 1.0, static_cast<double>(max_window)));
+}
+
+void WorkerConnection::Run() {
+  const CoordinatorOptions& options = *env_.options;
+  if (options.stagger_delay > absl::ZeroDuration()) {
+    absl::Duration delay = options.stagger_delay * index_;
+    if (options.stagger_cap > absl::ZeroDuration()) delay = std::min(delay, options.stagger_cap);
+    if (delay > absl::ZeroDuration()) {
+      spdlog::info("worker {} ({}): staggered start, waiting {}", index_, address_,
+                   absl::FormatDuration(delay));
+      InterruptibleSleep(delay);
+    }
+  }
+  bool failing = false;
+  absl::Time failed_since;
+  absl::Duration backoff = options.reconnect_backoff_initial;
+  absl::Status last_error;
+  while (!ShouldExit()) {
+    absl::Status connected = Connect();
+    if (!connected.ok()) {
+      last_error = connected;
+      if (!failing) {
+        failing = true;
+        failed_since = absl::Now();
+        spdlog::warn("worker {} ({}) unavailable, waiting up to {} for it: {}", index_, address_,
+                     absl::FormatDuration(options.worker_recovery_timeout), connected.ToString());
+        SetState(WorkerState::kRecovering);
+      }
+      if (absl::Now() - failed_since >= options.worker_recovery_timeout) {
+        spdlog::error("worker {} ({}) did not come back within {}; giving it up", index_, address_,
+                      absl::FormatDuration(options.worker_recovery_timeout));
+        SetState(WorkerState::kLost);
+        if (env_.on_lost) env_.on_lost(index_, last_error);
+        return;
+      }
+      InterruptibleSleep(Jittered(backoff));
+      backoff = std::min(backoff * 2, options.reconnect_backoff_max);
+      continue;
+    }
+    if (failing) spdlog::info("worker {} ({}) is back", index_, address_);
+    failing = false;
+    backoff = options.reconnect_backoff_initial;
+    SetState(drain_.load() ? WorkerState::kDraining : WorkerState::kHealthy);
+    if (Serve()) {
+      fresh_channel_needed_ = true;
+      failing = true;
+      failed_since = absl::Now();
+      {
+        absl::MutexLock lock(&mu_);
+        ++failures_;
+        state_ = WorkerState::kRecovering;
+      }
+      spdlog::warn("worker {} ({}) failed; its closures were put back, waiting for it to recover",
+                   index_, address_);
+      MarkResourcesAborted();
+    }
+  }
+  SetState(stop_.load() ? WorkerState::kStopped : WorkerState::kRemoved);
+}
+
+absl::Status WorkerConnection::Connect() {
+  if (fresh_channel_needed_) {
+    // gRPC 1.51's subchannel, once its peer died, kept abandoning connection attempts to the
+    // restarted peer for seconds (measured: ~5 s on loopback). A new channel connects at once.
+    channel_ = MakeRuntimeChannel(address_);
+    stub_ = v1::Worker::NewStub(channel_);
+    fresh_channel_needed_ = false;
+  }
+  absl::Status connected = HealthCheck();
+  if (!connected.ok()) fresh_channel_needed_ = true;
+  return connected;
+}
+
+absl::Status WorkerConnection::HealthCheck() {
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(env_.options->health_check_timeout));
+  v1::HealthRequest request;
+  v1::HealthResponse response;
+  grpc::Status status = stub_->Health(&context, request, &response);
+  if (!status.ok()) {
+    return absl::UnavailableError(absl::StrCat("worker ", index_, " at ", address_,
+                                               " did not answer its health check: ",
+                                               status.error_message()));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (response.incarnation() != incarnation_) {
+      if (incarnation_ != 0) {
+        spdlog::info("worker {} ({}) restarted (incarnation {:x}); rebuilding its resources",
+                     index_, address_, response.incarnation());
+      }
+      incarnation_ = response.incarnation();
+      built_resources_.clear();
+      built_version_ = 0;
+    }
+  }
+  return EnsureResources();
+}
+
+absl::Status WorkerConnection::EnsureResources() {
+  if (need_rebuild_.exchange(false)) {
+    built_resources_.clear();
+    built_version_ = 0;
+  }
+  if (built_version_ == env_.resources->version()) return absl::OkStatus();
+  const auto specs = env_.resources->specs();
+  for (const auto& spec : specs) {
+    if (built_resources_.contains(spec->id)) continue;
+    grpc::ClientContext context;
+    context.set_deadline(Deadline(env_.options->resource_creation_timeout));
+    v1::CreateResourceRequest request;
+    request.set_resource_id(spec->id);
+    request.set_function(spec->function);
+    request.set_args(spec->serialized_args);
+    v1::CreateResourceResponse response;
+    grpc::Status rpc = stub_->CreateResource(&context, request, &response);
+    if (!rpc.ok()) {
+      return absl::UnavailableError(absl::StrCat("worker ", index_, " at ", address_,
+                                                 " failed while creating resource '",
+                                                 spec->function, "': ", rpc.error_message()));
+    }
+    absl::Status created = FromProto(response.status());
+    auto value = spec->ValueFor(index_);
+    if (created.ok()) {
+      value->SetValue(response.description());
+    } else {
+      // An application error: retrying on this worker would fail the same way. Closures that use
+      // the resource fail with this error (see HandleResult).
+      spdlog::error("worker {} ({}): resource '{}' could not be created: {}", index_, address_,
+                    spec->function, created.ToString());
+      value->SetError(created);
+      absl::MutexLock lock(&mu_);
+      if (resource_error_.ok()) resource_error_ = created;
+    }
+    built_resources_.insert(spec->id);
+  }
+  built_version_ = specs.size();
+  return absl::OkStatus();
+}
+
+void WorkerConnection::MarkResourcesAborted() {
+  for (const auto& spec : env_.resources->specs()) {
+    if (built_resources_.contains(spec->id)) spec->ValueFor(index_)->SetAborted();
+  }
+}
+
+bool WorkerConnection::Serve() {
+  grpc::ClientContext context;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stop_.load()) return false;
+    stream_context_ = &context;
+  }
+  stream_broken_.store(false);
+  auto stream = stub_->RunStream(&context);
+  std::thread reader([this, s = stream.get()] { ReadResults(s); });
+
+  // A new per-worker resource also interrupts, so it is built eagerly (its RemoteValue becomes
+  // fetchable) instead of when the next closure arrives.
+  auto interrupted = [this] {
+    return stream_broken_.load() || ShouldExit() || cancel_requested_.load() ||
+           need_rebuild_.load() || built_version_ != env_.resources->version();
+  };
+  while (!stream_broken_.load() && !ShouldExit()) {
+    if (cancel_requested_.exchange(false)) {
+      v1::RunBatch cancel;
+      {
+        absl::MutexLock lock(&mu_);
+        for (const auto& [id, entry] : inflight_) cancel.add_cancel_ids(id);
+      }
+      if (cancel.cancel_ids_size() > 0 && !stream->Write(cancel)) break;
+      continue;
+    }
+    if (need_rebuild_.load() || built_version_ != env_.resources->version()) {
+      if (!EnsureResources().ok()) {
+        stream_broken_.store(true);
+        break;
+      }
+    }
+    size_t free_slots;
+    {
+      absl::MutexLock lock(&mu_);
+      auto slot_or_event = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return static_cast<int>(inflight_.size()) < WindowLocked() || stream_broken_.load() ||
+               ShouldExit() || cancel_requested_.load();
+      };
+      mu_.Await(absl::Condition(&slot_or_event));
+      const int window = WindowLocked();
+      if (static_cast<int>(inflight_.size()) >= window) continue;
+      free_slots = static_cast<size_t>(window) - inflight_.size();
+    }
+    std::vector<ClosurePtr> closures =
+        env_.queue->GetBatch(free_slots, absl::InfiniteFuture(), interrupted);
+    if (closures.empty()) continue;
+    // The closures may use a resource created while this thread waited: build it before sending.
+    if (built_version_ != env_.resources->version() && !EnsureResources().ok()) {
+      absl::MutexLock lock(&mu_);
+      const absl::Time now = absl::Now();
+      for (auto& closure : closures) inflight_.emplace(closure->id, Inflight{closure, now});
+      stream_broken_.store(true);
+      break;
+    }
+    v1::RunBatch batch;
+    {
+      absl::MutexLock lock(&mu_);
+      const absl::Time now = absl::Now();
+      for (auto& closure : closures) {
+        v1::RunRequest* run = batch.add_runs();
+        run->set_closure_id(closure->id);
+        run->set_function(closure->function);
+        run->set_args(closure->serialized_args);
+        const uint64_t id = closure->id;
+        inflight_.emplace(id, Inflight{std::move(closure), now});
+      }
+    }
+    if (!stream->Write(batch)) break;  // the reader sees the failure too; closures are put back below
+  }
+
+  const bool draining = drain_.load() && !stop_.load();
+  if (draining) {
+    absl::MutexLock lock(&mu_);
+    auto drained = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return inflight_.empty() || stream_broken_.load() || stop_.load();
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&drained), env_.options->drain_timeout);
+  }
+  stream->WritesDone();
+  {
+    absl::MutexLock lock(&mu_);
+    // Unanswered closures will be put back; the worker must stop running them.
+    if (!inflight_.empty() || stop_.load()) context.TryCancel();
+  }
+  reader.join();
+  stream->Finish();
+  {
+    absl::MutexLock lock(&mu_);
+    stream_context_ = nullptr;
+  }
+  PutBackAllInflight();
+  return stream_broken_.load() && !ShouldExit();
+}
+
+void WorkerConnection::ReadResults(
+    grpc::ClientReaderWriter<v1::RunBatch, v1::ResultBatch>* stream) {
+  v1::ResultBatch batch;
+  while (stream->Read(&batch)) {
+    for (auto& result : *batch.mutable_results()) HandleResult(result);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    stream_broken_.store(true);
+  }
+  env_.queue->Wake();
+}
+
+void WorkerConnection::HandleResult(v1::RunResult& result) {
+  ClosurePtr closure;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = inflight_.find(result.closure_id());
+    if (it == inflight_.end()) return;  // already put back (e.g. during a drain timeout)
+    closure = std::move(it->second.closure);
+    const double round_trip_us = absl::ToDoubleMicroseconds(absl::Now() - it->second.sent);
+    inflight_.erase(it);
+    const double exec_us = static_cast<double>(result.exec_micros());
+    const double overhead_us = std::max(
+        0.0, round_trip_us - exec_us - static_cast<double>(result.wait_micros()));
+    if (!have_timing_) {
+      exec_ewma_us_ = exec_us;
+      overhead_ewma_us_ = overhead_us;
+      have_timing_ = true;
+    } else {
+      exec_ewma_us_ += kEwmaWeight * (exec_us - exec_ewma_us_);
+      overhead_ewma_us_ += kEwmaWeight * (overhead_us - overhead_ewma_us_);
+    }
+    if (result.failure() == v1::FAILURE_KIND_NONE) ++completed_;
+  }
+  const absl::Status status = FromProto(result.status());
+  switch (result.failure()) {
+    case v1::FAILURE_KIND_NONE:
+      closure->output->SetValue(std::move(*result.mutable_output()));
+      env_.queue->MarkFinished();
+      return;
+    case v1::FAILURE_KIND_CANCELLED:
+      closure->MarkCancelled();
+      env_.queue->MarkFinished();
+      return;
+    case v1::FAILURE_KIND_APPLICATION:
+      closure->output->SetError(status);
+      env_.queue->MarkFailed(status);
+      return;
+    case v1::FAILURE_KIND_PS_UNAVAILABLE: {
+      if (env_.ps_failures->RecordAndIgnore(result.ps_task())) {
+        spdlog::warn("worker {}: transient error from ps task {} ({}); running the closure again",
+                     index_, result.ps_task(), std::string(status.message()));
+        {
+          absl::MutexLock lock(&mu_);
+          ++put_back_;
+        }
+        env_.queue->PutBack(std::move(closure));
+        return;
+      }
+      absl::Status failure = absl::UnavailableError(
+          absl::StrCat("parameter server /job:ps/task:", result.ps_task(),
+                       " failed (", env_.ps_failures->count(result.ps_task()),
+                       " errors reached the threshold): ", status.message()));
+      closure->output->SetError(failure);
+      env_.queue->MarkFailed(failure);
+      return;
+    }
+    case v1::FAILURE_KIND_RESOURCE_MISSING: {
+      absl::Status resource_error;
+      {
+        absl::MutexLock lock(&mu_);
+        resource_error = resource_error_;
+        if (resource_error.ok()) ++put_back_;
+      }
+      if (!resource_error.ok()) {
+        closure->output->SetError(resource_error);
+        env_.queue->MarkFailed(resource_error);
+        return;
+      }
+      need_rebuild_.store(true);
+      env_.queue->PutBack(std::move(closure));
+      env_.queue->Wake();
+      return;
+    }
+    default:
+      closure->output->SetError(status);
+      env_.queue->MarkFailed(absl::InternalError(
+          absl::StrCat("worker ", index_, " sent an unknown failure kind ", static_cast<int>(result.failure()))));
+      return;
+  }
+}
+
+void WorkerConnection::PutBackAllInflight() {
+  std::vector<ClosurePtr> unanswered;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [id, entry] : inflight_) unanswered.push_back(std::move(entry.closure));
+    inflight_.clear();
+    put_back_ += static_cast<int64_t>(unanswered.size());
+  }
+  if (!unanswered.empty()) {
+    spdlog::info("worker {} ({}): putting back {} unanswered closure(s)", index_, address_,
+                 unanswered.size());
+  }
+  // Oldest first at the front of the queue: put back in reverse id order.
+  std::sort(unanswered.begin(), unanswered.end(),
+            [](const ClosurePtr& a, const ClosurePtr& b) { return a->id > b->id; });
+  for (auto& closure : unanswered) env_.queue->PutBack(std::move(closure));
+}
+
+}  // namespace tj

@@ -1,0 +1,136 @@
+// WorkerConnection: where one worker is tracked. It owns the gRPC channel to the worker, pipelines
+// closures to it over a RunStream (a bounded, adaptive window of closures in flight), turns results
+// into RemoteValues, puts closures back when the worker fails, waits for the worker to recover,
+// rebuilds its per-worker resources, and drains it when it is removed.
+//
+// Threads: one dispatch thread for the connection's life, one reader thread per stream. Lock order:
+// the ClosureQueue's lock may be held when calling RequestCancelInflight (which takes mu_); mu_ is
+// never held while calling into the queue.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "coordinator/closure/closure_queue.h"
+#include "coordinator/cluster/coordinator_options.h"
+#include "coordinator/cluster/per_worker_resources.h"
+#include "coordinator/cluster/ps_failure_tracker.h"
+#include "tj/v1/worker.grpc.pb.h"
+
+namespace tj {
+
+enum class WorkerState { kConnecting, kHealthy, kRecovering, kDraining, kLost, kRemoved, kStopped };
+std::string_view WorkerStateName(WorkerState state);
+
+struct WorkerStats {
+  int index = 0;
+  std::string address;
+  WorkerState state = WorkerState::kConnecting;
+  uint64_t incarnation = 0;
+  int64_t inflight = 0;
+  int64_t completed = 0;
+  int64_t failures = 0;   // times the worker was seen failing
+  int64_t put_back = 0;   // closures put back for another run
+  int window = 1;
+};
+
+// What a connection shares with the coordinator.
+struct WorkerConnectionEnv {
+  ClosureQueue* queue;
+  ResourceRegistry* resources;
+  PsFailureTracker* ps_failures;
+  const CoordinatorOptions* options;
+  // Called from the connection's thread when the worker is given up after the recovery timeout.
+  std::function<void(int index, const absl::Status& last_error)> on_lost;
+};
+
+class WorkerConnection {
+ public:
+  WorkerConnection(int index, std::string address, WorkerConnectionEnv env);
+  ~WorkerConnection();
+  WorkerConnection(const WorkerConnection&) = delete;
+  WorkerConnection& operator=(const WorkerConnection&) = delete;
+
+  void Start();
+  // Asks the worker to cancel every closure in flight. Non-blocking; safe under the queue's lock.
+  void RequestCancelInflight() ABSL_LOCKS_EXCLUDED(mu_);
+  // Stops taking new closures; in-flight ones may finish for options.drain_timeout, then are put back.
+  // Returns at once; Join() waits for the drain to end.
+  void Drain() ABSL_LOCKS_EXCLUDED(mu_);
+  // Stops now: the stream is cancelled and whatever was in flight is put back (or cancelled).
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  void Join();
+
+  int index() const { return index_; }
+  const std::string& address() const { return address_; }
+  WorkerStats stats() const ABSL_LOCKS_EXCLUDED(mu_);
+  bool alive() const;  // healthy, connecting or recovering
+
+ private:
+  struct Inflight {
+    ClosurePtr closure;
+    absl::Time sent;
+  };
+
+  void Run();
+  // Health check (new incarnation: resources forgotten), then resources built.
+  absl::Status Connect();
+  absl::Status HealthCheck();
+  absl::Status EnsureResources();
+  // Serves one stream; returns true if it ended because the worker failed.
+  bool Serve();
+  void ReadResults(grpc::ClientReaderWriter<v1::RunBatch, v1::ResultBatch>* stream);
+  void HandleResult(v1::RunResult& result) ABSL_LOCKS_EXCLUDED(mu_);
+  void PutBackAllInflight() ABSL_LOCKS_EXCLUDED(mu_);
+  void MarkResourcesAborted();
+  int WindowLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sleeps for `d` unless stopped or drained first; false if interrupted.
+  bool InterruptibleSleep(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
+  void SetState(WorkerState state) ABSL_LOCKS_EXCLUDED(mu_);
+  bool ShouldExit() const { return stop_.load() || drain_.load(); }
+
+  const int index_;
+  const std::string address_;
+  const WorkerConnectionEnv env_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Worker::Stub> stub_;
+  std::thread thread_;
+
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> drain_{false};
+  std::atomic<bool> cancel_requested_{false};
+  std::atomic<bool> stream_broken_{false};
+  std::atomic<bool> need_rebuild_{false};
+
+  mutable absl::Mutex mu_;
+  WorkerState state_ ABSL_GUARDED_BY(mu_) = WorkerState::kConnecting;
+  std::unordered_map<uint64_t, Inflight> inflight_ ABSL_GUARDED_BY(mu_);
+  grpc::ClientContext* stream_context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  double exec_ewma_us_ ABSL_GUARDED_BY(mu_) = 0;
+  double overhead_ewma_us_ ABSL_GUARDED_BY(mu_) = 0;
+  bool have_timing_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t incarnation_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status resource_error_ ABSL_GUARDED_BY(mu_);
+  int64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t put_back_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // Touched by the dispatch thread only.
+  bool fresh_channel_needed_ = false;
+  std::set<uint64_t> built_resources_;
+  uint64_t built_version_ = 0;
+};
+
+}  // namespace tj

@@ -1,0 +1,121 @@
+#include "coordinator/ps/ps_client.h"
+
+#include <grpcpp/client_context.h>
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/base/wire_status.h"
+#include "coordinator/ps/ps_channel.h"
+#include "coordinator/ps/ps_error.h"
+
+namespace tj {
+namespace {
+
+// Codes that mean "the PS did not answer" rather than "the PS answered no". The PS itself never
+// returns these (VariableStore speaks NotFound, InvalidArgument, AlreadyExists), so here they come
+// from the transport: this client never cancels its own calls, so CANCELLED means the server went
+// away mid-call, and gRPC core still reports some broken streams as UNKNOWN "Stream removed"
+// (grpc/grpc#34076).
+bool IsConnectivityFailure(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::CANCELLED:
+    case grpc::StatusCode::UNKNOWN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+PsClient::PsClient(std::shared_ptr<grpc::Channel> channel, int ps_task, std::string address,
+                   PsClientOptions options)
+    : channel_(std::move(channel)),
+      stub_(v1::ParameterServer::NewStub(channel_)),
+      ps_task_(ps_task),
+      address_(std::move(address)),
+      options_(options) {}
+
+std::unique_ptr<PsClient> PsClient::Connect(const std::string& address, int ps_task,
+                                            PsClientOptions options) {
+  return std::make_unique<PsClient>(MakePsChannel(address), ps_task, address, options);
+}
+
+absl::Status PsClient::CreateVariables(std::vector<v1::VariableSpec> variables) const {
+  v1::CreateVariablesRequest request;
+  request.mutable_variables()->Reserve(static_cast<int>(variables.size()));
+  // Moving arena-less messages swaps their buffers: the initial values are not copied.
+  for (v1::VariableSpec& spec : variables) *request.add_variables() = std::move(spec);
+  v1::CreateVariablesResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  return Translate(stub_->CreateVariables(&context, request, &response));
+}
+
+absl::StatusOr<std::vector<v1::Tensor>> PsClient::Pull(
+    const std::vector<std::string>& names) const {
+  v1::PullRequest request;
+  request.mutable_names()->Assign(names.begin(), names.end());
+  v1::PullResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  absl::Status status = Translate(stub_->Pull(&context, request, &response));
+  if (!status.ok()) return status;
+  if (response.values_size() != static_cast<int>(names.size())) {
+    return absl::InternalError(absl::StrCat("parameter server /job:ps/task:", ps_task_,
+                                            " answered ", response.values_size(),
+                                            " values to a pull of ", names.size()));
+  }
+  std::vector<v1::Tensor> values;
+  values.reserve(names.size());
+  for (v1::Tensor& value : *response.mutable_values()) values.push_back(std::move(value));
+  return values;
+}
+
+absl::Status PsClient::Push(const std::vector<std::string>& names,
+                            std::vector<v1::Tensor> deltas) const {
+  if (names.size() != deltas.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("push has ", names.size(), " names but ", deltas.size(), " deltas"));
+  }
+  v1::PushRequest request;
+  request.mutable_names()->Assign(names.begin(), names.end());
+  request.mutable_deltas()->Reserve(static_cast<int>(deltas.size()));
+  for (v1::Tensor& delta : deltas) *request.add_deltas() = std::move(delta);
+  v1::PushResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  return Translate(stub_->Push(&context, request, &response));
+}
+
+absl::StatusOr<v1::PsHealthResponse> PsClient::Health() const {
+  v1::PsHealthRequest request;
+  v1::PsHealthResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  absl::Status status = Translate(stub_->Health(&context, request, &response));
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::Status PsClient::Translate(const grpc::Status& status) const {
+  if (status.ok()) return absl::OkStatus();
+  if (IsConnectivityFailure(status.error_code())) {
+    return PsUnavailableError(
+        ps_task_, address_,
+        absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())),
+                     ": ", status.error_message()));
+  }
+  return FromGrpc(status);
+}
+
+void PsClient::SetDeadline(grpc::ClientContext& context) const {
+  context.set_deadline(std::chrono::system_clock::now() +
+                       absl::ToChronoNanoseconds(options_.rpc_timeout));
+}
+
+}  // namespace tj

@@ -1,0 +1,80 @@
+#include "coordinator/ps/ps_server.h"
+
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "coordinator/ps/ps_channel.h"
+#include "spdlog/spdlog.h"
+
+namespace tj {
+namespace {
+
+// How long a shut-down server keeps connections open after its last handler returned.
+constexpr absl::Duration kResponseFlush = absl::Milliseconds(100);
+
+// "127.0.0.1:0" -> "127.0.0.1"; "[::1]:0" -> "[::1]". An address without a port is returned whole.
+std::string HostOf(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || address.back() == ']') return address;
+  return address.substr(0, colon);
+}
+
+}  // namespace
+
+PsServer::PsServer(int ps_task, std::string address)
+    : address_(std::move(address)), service_(ps_task, store_) {}
+
+absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(std::string address, int ps_task) {
+  std::unique_ptr<PsServer> ps(new PsServer(ps_task, address));
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &ps->port_);
+  builder.RegisterService(&ps->service_);
+  builder.SetMaxReceiveMessageSize(kPsMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kPsMaxMessageBytes);
+  // Clients ping every kPsKeepaliveTimeMs, also while idle; accept that instead of GOAWAY-ing them.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             kPsKeepaliveTimeMs / 2);
+  // gRPC sets SO_REUSEPORT by default, which would let a second PS silently share a port with the
+  // first; a PS must own its address.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  ps->server_ = builder.BuildAndStart();
+  if (ps->server_ == nullptr || ps->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("parameter server /job:ps/task:", ps_task, " cannot listen on ", address));
+  }
+  ps->address_ = absl::StrCat(HostOf(address), ":", ps->port_);
+  spdlog::info("parameter server /job:ps/task:{} listening on {} (incarnation {:#x})", ps_task,
+               ps->address_, ps->incarnation());
+  return ps;
+}
+
+PsServer::~PsServer() {
+  if (server_ == nullptr) return;  // Start failed before there was anything to stop
+  Shutdown(absl::ZeroDuration());
+  Wait();
+}
+
+void PsServer::Shutdown(absl::Duration grace) {
+  if (shutdown_started_.exchange(true)) return;
+  spdlog::info("parameter server /job:ps/task:{} shutting down (grace {})", ps_task(),
+               absl::FormatDuration(grace));
+  const int64_t still_running = service_.Drain(absl::Now() + grace);
+  if (still_running > 0) {
+    spdlog::warn("parameter server /job:ps/task:{}: cancelling {} calls still running after {}",
+                 ps_task(), still_running, absl::FormatDuration(grace));
+  }
+  // The handlers are done; kResponseFlush lets their responses reach the wire before gRPC cancels
+  // whatever is left and drops the idle client connections it would otherwise wait on.
+  const absl::Duration flush = still_running > 0 ? absl::ZeroDuration() : kResponseFlush;
+  server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(flush));
+}
+
+void PsServer::Wait() { server_->Wait(); }
+
+}  // namespace tj

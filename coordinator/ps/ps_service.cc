@@ -1,0 +1,62 @@
+#include "coordinator/ps/ps_service.h"
+
+#include <optional>
+
+#include "absl/random/random.h"
+#include "coordinator/base/wire_status.h"
+
+namespace tj {
+namespace {
+
+uint64_t NewIncarnation() {
+  absl::BitGen gen;
+  uint64_t incarnation = 0;
+  // Zero is what an unset proto field reads as; never hand it out.
+  while (incarnation == 0) incarnation = absl::Uniform<uint64_t>(gen);
+  return incarnation;
+}
+
+// Runs `handler` unless the service is draining. UNAVAILABLE tells clients the PS itself is gone,
+// not that the request was wrong.
+template <typename Handler>
+grpc::Status IfAdmitted(CallDrain& drain, Handler&& handler) {
+  std::optional<CallDrain::Admission> admission = drain.Admit();
+  if (!admission.has_value()) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "parameter server is shutting down");
+  }
+  return handler();
+}
+
+}  // namespace
+
+PsService::PsService(int ps_task, VariableStore& store)
+    : ps_task_(ps_task), incarnation_(NewIncarnation()), store_(store) {}
+
+grpc::Status PsService::Health(grpc::ServerContext* /*context*/,
+                               const v1::PsHealthRequest* /*request*/,
+                               v1::PsHealthResponse* response) {
+  return IfAdmitted(drain_, [&] {
+    response->set_ps_task(ps_task_);
+    response->set_incarnation(incarnation_);
+    response->set_num_variables(store_.num_variables());
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status PsService::CreateVariables(grpc::ServerContext* /*context*/,
+                                        const v1::CreateVariablesRequest* request,
+                                        v1::CreateVariablesResponse* /*response*/) {
+  return IfAdmitted(drain_, [&] { return ToGrpc(store_.Create(*request)); });
+}
+
+grpc::Status PsService::Pull(grpc::ServerContext* /*context*/, const v1::PullRequest* request,
+                             v1::PullResponse* response) {
+  return IfAdmitted(drain_, [&] { return ToGrpc(store_.Pull(*request, *response)); });
+}
+
+grpc::Status PsService::Push(grpc::ServerContext* /*context*/, const v1::PushRequest* request,
+                             v1::PushResponse* /*response*/) {
+  return IfAdmitted(drain_, [&] { return ToGrpc(store_.Push(*request)); });
+}
+
+}  // namespace tj

@@ -1,0 +1,44 @@
+// The gRPC ParameterServer service of one PS task: thin glue from RPCs to a VariableStore, plus the
+// task's identity (Health), so that clients can notice a restarted PS by its new incarnation, and a
+// drain so that shutdown lets running calls finish without waiting on idle connections.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "coordinator/ps/call_drain.h"
+#include "coordinator/ps/variable_store.h"
+#include "tj/v1/ps.grpc.pb.h"
+
+namespace tj {
+
+class PsService final : public v1::ParameterServer::Service {
+ public:
+  // `store` must outlive the service. The incarnation is a fresh non-zero random number.
+  PsService(int ps_task, VariableStore& store);
+
+  int ps_task() const { return ps_task_; }
+  uint64_t incarnation() const { return incarnation_; }
+
+  // From now on every call fails UNAVAILABLE; waits until the calls already running finish or
+  // `deadline` passes, and returns how many are still running.
+  int64_t Drain(absl::Time deadline) { return drain_.CloseAndDrain(deadline); }
+
+  grpc::Status Health(grpc::ServerContext* context, const v1::PsHealthRequest* request,
+                      v1::PsHealthResponse* response) override;
+  grpc::Status CreateVariables(grpc::ServerContext* context,
+                               const v1::CreateVariablesRequest* request,
+                               v1::CreateVariablesResponse* response) override;
+  grpc::Status Pull(grpc::ServerContext* context, const v1::PullRequest* request,
+                    v1::PullResponse* response) override;
+  grpc::Status Push(grpc::ServerContext* context, const v1::PushRequest* request,
+                    v1::PushResponse* response) override;
+
+ private:
+  const int ps_task_;
+  const uint64_t incarnation_;
+  VariableStore& store_;
+  CallDrain drain_;
+};
+
+}  // namespace tj

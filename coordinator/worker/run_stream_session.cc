@@ -1,0 +1,86 @@
+#include "coordinator/worker/run_stream_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <thread>
+
+namespace tj {
+namespace {
+// Results are flushed when the backlog empties or the batch reaches this size.
+constexpr int kMaxResultsPerBatch = 256;
+}  // namespace
+
+void RunStreamSession::CancelLocked(uint64_t id) {
+  if (running_flag_ != nullptr && running_id_ == id) {
+    running_flag_->Cancel();
+    return;
+  }
+  for (const auto& request : pending_) {
+    if (request.closure_id() == id) {
+      cancelled_pending_.insert(id);
+      return;
+    }
+  }
+}
+
+grpc::Status RunStreamSession::Serve() {
+  std::thread executor([this] { ExecutorLoop(); });
+  v1::RunBatch batch;
+  while (stream_->Read(&batch)) {
+    absl::MutexLock lock(&mu_);
+    for (auto& run : *batch.mutable_runs()) pending_.push_back(std::move(run));
+    for (uint64_t id : batch.cancel_ids()) CancelLocked(id);
+  }
+  {
+    // The coordinator is gone or done: whatever it has not been answered for is its to re-run.
+    absl::MutexLock lock(&mu_);
+    closing_ = true;
+    pending_.clear();
+    if (running_flag_ != nullptr) running_flag_->Cancel();
+  }
+  executor.join();
+  return grpc::Status::OK;
+}
+
+void RunStreamSession::ExecutorLoop() {
+  v1::ResultBatch out;
+  auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !pending_.empty() || closing_;
+  };
+  bool stream_broken = false;
+  while (true) {
+    v1::RunRequest request;
+    bool cancelled = false;
+    CancellationFlag flag;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(&has_work));
+      if (closing_) break;
+      request = std::move(pending_.front());
+      pending_.pop_front();
+      cancelled = cancelled_pending_.erase(request.closure_id()) > 0;
+      if (!cancelled) {
+        running_id_ = request.closure_id();
+        running_flag_ = &flag;
+      }
+    }
+    if (cancelled) flag.Cancel();
+    runner_->Run(request, &flag, out.add_results());
+    bool flush;
+    {
+      absl::MutexLock lock(&mu_);
+      running_flag_ = nullptr;
+      flush = pending_.empty() || out.results_size() >= kMaxResultsPerBatch;
+    }
+    if (flush && !stream_broken) {
+      if (!stream_->Write(out)) {
+        spdlog::warn("worker: result stream to the coordinator broke; dropping its results");
+        stream_broken = true;
+      }
+      out.Clear();
+    }
+  }
+}
+
+}  // namespace tj

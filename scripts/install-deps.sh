@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package the project builds and tests with. Idempotent and non-interactive:
+# packages already present are skipped, so a second run costs one dpkg query.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build ccache pkg-config clang-format
+  # the design's packages
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libcpprest-dev libyaml-cpp-dev libssl-dev libgtest-dev libgmock-dev googletest
+  # well-kept libraries used instead of hand-written code
+  nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libbenchmark-dev libabsl-dev zlib1g-dev
+  # tools the tests use (Prometheus' metric checker)
+  prometheus
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,168 @@
+// Runs the real tj-ps binary as a child process: the LISTENING handshake, a push/pull over the
+// wire, and a graceful exit on SIGTERM.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "coordinator/base/values.h"
+#include "coordinator/ps/ps_client.h"
+#include "coordinator/ps/ps_server.h"
+#include "tests/coordinator/ps/ps_test_values.h"
+
+#ifndef TJ_PS_BINARY
+#error "TJ_PS_BINARY must name the tj-ps executable"
+#endif
+
+namespace tj {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::Floats;
+using testing::FloatVariable;
+using ::testing::StartsWith;
+
+constexpr int kStartupTimeoutMs = 30'000;
+constexpr int kExitTimeoutMs = 30'000;
+
+// A child process with its stdout on a pipe. Killed and reaped on destruction if the test did not
+// wait for it, so that a failing test leaves no stray server behind.
+class ChildProcess {
+ public:
+  static std::optional<ChildProcess> Spawn(std::vector<std::string> args) {
+    int out[2];
+    if (pipe2(out, O_CLOEXEC) != 0) return std::nullopt;
+    // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) return std::nullopt;
+    if (pid == 0) {
+      if (dup2(out[1], STDOUT_FILENO) < 0) _exit(126);
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    return ChildProcess(pid, out[0]);
+  }
+
+  ChildProcess(ChildProcess&& other) noexcept
+      : pid_(std::exchange(other.pid_, -1)), stdout_(std::exchange(other.stdout_, -1)) {}
+  ChildProcess& operator=(ChildProcess&&) = delete;
+  ~ChildProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (stdout_ >= 0) close(stdout_);
+  }
+
+  // The next line of the child's stdout without its newline; nullopt on EOF or after `timeout_ms`.
+  std::optional<std::string> ReadLine(int timeout_ms) {
+    std::string line;
+    while (true) {
+      pollfd pfd{stdout_, POLLIN, 0};
+      const int ready = poll(&pfd, 1, timeout_ms);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) return std::nullopt;
+      char c;
+      const ssize_t n = read(stdout_, &c, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return std::nullopt;
+      if (c == '\n') return line;
+      line.push_back(c);
+    }
+  }
+
+  bool Signal(int signal_number) { return kill(pid_, signal_number) == 0; }
+
+  // The raw wait status once the child exits; nullopt if it is still running after `timeout_ms`.
+  std::optional<int> WaitForExit(int timeout_ms) {
+    // A pidfd becomes readable when the process exits: a deadline without polling waitpid in a
+    // loop.
+    const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
+    if (pidfd >= 0) {
+      pollfd pfd{pidfd, POLLIN, 0};
+      int ready;
+      do {
+        ready = poll(&pfd, 1, timeout_ms);
+      } while (ready < 0 && errno == EINTR);
+      close(pidfd);
+      if (ready == 0) return std::nullopt;
+    }
+    int status = 0;
+    if (waitpid(pid_, &status, 0) != pid_) return std::nullopt;
+    pid_ = -1;
+    return status;
+  }
+
+ private:
+  ChildProcess(pid_t pid, int stdout_fd) : pid_(pid), stdout_(stdout_fd) {}
+
+  pid_t pid_;
+  int stdout_;
+};
+
+TEST(TjPsBinaryTest, ServesPushPullAndExitsZeroOnSigterm) {
+  auto child = ChildProcess::Spawn({TJ_PS_BINARY, "--task", "7", "--address", "127.0.0.1:0"});
+  ASSERT_TRUE(child.has_value()) << "cannot start " << TJ_PS_BINARY;
+
+  const std::optional<std::string> line = child->ReadLine(kStartupTimeoutMs);
+  ASSERT_TRUE(line.has_value()) << "tj-ps printed no LISTENING line";
+  ASSERT_THAT(*line, StartsWith("LISTENING 127.0.0.1:"));
+  const std::string address = line->substr(std::string("LISTENING ").size());
+
+  auto client = PsClient::Connect(address, 7);
+  ASSERT_TRUE(client->CreateVariables({FloatVariable("w", {1, 2}, {2})}).ok());
+  ASSERT_TRUE(client->Push({"w"}, {FloatTensor(std::vector<float>{3, 4}, {2})}).ok());
+  auto values = client->Pull({"w"});
+  ASSERT_TRUE(values.ok()) << values.status();
+  EXPECT_THAT(Floats((*values)[0]), ElementsAre(4, 6));
+  auto health = client->Health();
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(health->ps_task(), 7);
+
+  // The client keeps its connection open: shutdown must not wait for it to hang up, so tj-ps exits
+  // well within its 5 s grace period.
+  const absl::Time signalled = absl::Now();
+  ASSERT_TRUE(child->Signal(SIGTERM));
+  const std::optional<int> status = child->WaitForExit(kExitTimeoutMs);
+  EXPECT_LT(absl::Now() - signalled, absl::Seconds(4));
+
+  ASSERT_TRUE(status.has_value()) << "tj-ps did not exit after SIGTERM";
+  ASSERT_TRUE(WIFEXITED(*status)) << "tj-ps died of signal " << WTERMSIG(*status);
+  EXPECT_EQ(WEXITSTATUS(*status), 0);
+}
+
+TEST(TjPsBinaryTest, ExitsNonZeroWhenItCannotListen) {
+  auto occupant = PsServer::Start("127.0.0.1:0", 0);
+  ASSERT_TRUE(occupant.ok()) << occupant.status();
+  auto child =
+      ChildProcess::Spawn({TJ_PS_BINARY, "--task", "0", "--address", (*occupant)->address()});
+  ASSERT_TRUE(child.has_value());
+
+  EXPECT_EQ(child->ReadLine(kStartupTimeoutMs), std::nullopt);  // EOF, no LISTENING line
+  const std::optional<int> status = child->WaitForExit(kExitTimeoutMs);
+
+  ASSERT_TRUE(status.has_value());
+  ASSERT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 1);
+}
+
+}  // namespace
+}  // namespace tj
