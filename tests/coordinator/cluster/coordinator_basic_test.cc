@@ -256,7 +256,7 @@ TEST(CoordinatorTest, StaggeredStartDelaysLaterWorkers) {
 TEST(CoordinatorTest, AWorkerThatNeverAnswersEndsInUnavailableNamingIt) {
   CoordinatorOptions options = FastOptions();
   options.worker_recovery_timeout = absl::Milliseconds(300);
-  const std::string dead = absl::StrCat("127.0.0.1:", testing::PickFreePort());
+  const std::string dead = absl::StrCat("127.0.0.1:", local::PickFreePort());
   auto coordinator = ClusterCoordinator::Create(std::vector<std::string>{dead}, options);
   ASSERT_TRUE(coordinator.ok());
   auto v = (*coordinator)->Schedule("noop");

@@ -10,9 +10,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "tests/support/child_process.h"
+#include "tjctl/local/process.h"
 
 namespace tj::testing {
+
+using local::ChildProcess;
+using local::PickFreePort;
 
 class LocalCluster {
  public:

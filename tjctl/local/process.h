@@ -1,5 +1,6 @@
-// ChildProcess: a real process for fault tests (fork/exec), with its stdout "LISTENING host:port"
-// line read to know when it serves, and real signals to kill it.
+// ChildProcess: a local process of a job (a worker, a PS) started by tjctl or a test: fork/exec with
+// extra environment, its stdout "LISTENING host:port" line read to know when it serves, real signals to
+// stop it.
 #pragma once
 
 #include <sys/types.h>
@@ -11,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
-namespace tj::testing {
+namespace tj::local {
 
 class ChildProcess {
  public:
@@ -28,6 +29,8 @@ class ChildProcess {
   pid_t pid() const { return pid_; }
   // Sends `signal` and waits for the exit; returns the wait status.
   int KillAndWait(int signal);
+  // Sends SIGTERM, waits up to `grace`, then SIGKILL; returns the wait status.
+  int Terminate(absl::Duration grace);
   bool running() const { return pid_ > 0; }
 
  private:
@@ -40,4 +43,4 @@ class ChildProcess {
 // A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0 and closed).
 int PickFreePort();
 
-}  // namespace tj::testing
+}  // namespace tj::local

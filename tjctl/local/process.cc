@@ -1,4 +1,4 @@
-#include "tests/support/child_process.h"
+#include "tjctl/local/process.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -11,8 +11,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
-namespace tj::testing {
+namespace tj::local {
 
 absl::StatusOr<ChildProcess> ChildProcess::StartAndWaitListening(
     const std::string& binary, const std::vector<std::string>& args,
@@ -79,6 +80,25 @@ int ChildProcess::KillAndWait(int signal) {
   return status;
 }
 
+int ChildProcess::Terminate(absl::Duration grace) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  const absl::Time deadline = absl::Now() + grace;
+  int status = 0;
+  while (true) {
+    const pid_t done = waitpid(pid_, &status, WNOHANG);
+    if (done == pid_) break;
+    if (absl::Now() >= deadline) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(5));  // no pidfd wait in this libc wrapper; poll the exit
+  }
+  pid_ = -1;
+  return status;
+}
+
 int PickFreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -92,4 +112,4 @@ int PickFreePort() {
   return ntohs(addr.sin_port);
 }
 
-}  // namespace tj::testing
+}  // namespace tj::local

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs dependencies (idempotent) and builds everything into ${BUILD_DIR:-build}; binaries land in
+# build/bin/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+build_dir="${BUILD_DIR:-build${TJ_SANITIZE:+-$TJ_SANITIZE}}"
+cmake -S . -B "$build_dir" -G Ninja -DTJ_SANITIZE="${TJ_SANITIZE:-}" > /dev/null
+cmake --build "$build_dir" -j"$(nproc)"

@@ -1,0 +1,16 @@
+// tjctl: the command line of trainingjob-operator.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+
+#include "tjctl/demo_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tjctl: run and inspect TrainingJobs"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  tj::DemoOptions demo_options;
+  tj::AddDemoCommand(app, demo_options, exit_code);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}
