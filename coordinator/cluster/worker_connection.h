@@ -85,9 +85,8 @@ class WorkerConnection {
   };
 
   void Run();
-  // Health check (new incarnation: resources forgotten), then resources built.
+  // Health check (a new incarnation means its resources are gone), then resources built.
   absl::Status Connect();
-  absl::Status HealthCheck();
   absl::Status EnsureResources();
   // Serves one stream; returns true if it ended because the worker failed.
   bool Serve();
@@ -128,7 +127,6 @@ class WorkerConnection {
   int64_t put_back_ ABSL_GUARDED_BY(mu_) = 0;
 
   // Touched by the dispatch thread only.
-  bool fresh_channel_needed_ = false;
   std::set<uint64_t> built_resources_;
   uint64_t built_version_ = 0;
 };

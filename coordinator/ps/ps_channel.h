@@ -9,10 +9,6 @@
 
 namespace tj {
 
-// Client keepalive ping interval; the PS server must accept pings at least this often (it allows
-// half of it) or it answers with GOAWAY "too_many_pings".
-inline constexpr int kPsKeepaliveTimeMs = 10'000;
-
 // Largest message either side accepts. Dense variables easily exceed gRPC's 4 MiB default; protobuf
 // itself cannot go past 2 GiB.
 inline constexpr int kPsMaxMessageBytes = 1 << 30;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "coordinator/base/channel.h"
 #include "coordinator/ps/ps_channel.h"
 #include "spdlog/spdlog.h"
 
@@ -34,15 +35,7 @@ absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(std::string address, i
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &ps->port_);
   builder.RegisterService(&ps->service_);
-  builder.SetMaxReceiveMessageSize(kPsMaxMessageBytes);
-  builder.SetMaxSendMessageSize(kPsMaxMessageBytes);
-  // Clients ping every kPsKeepaliveTimeMs, also while idle; accept that instead of GOAWAY-ing them.
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
-                             kPsKeepaliveTimeMs / 2);
-  // gRPC sets SO_REUSEPORT by default, which would let a second PS silently share a port with the
-  // first; a PS must own its address.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  ConfigureRuntimeServer(builder, kPsMaxMessageBytes);
   ps->server_ = builder.BuildAndStart();
   if (ps->server_ == nullptr || ps->port_ == 0) {
     return absl::UnavailableError(

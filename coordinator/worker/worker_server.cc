@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/base/channel.h"
 
 namespace tj {
 
@@ -14,11 +15,7 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(const std::str
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &server->port_);
   builder.RegisterService(server->service_.get());
-  builder.SetMaxReceiveMessageSize(256 << 20);
-  builder.SetMaxSendMessageSize(256 << 20);
-  // Coordinators ping idle streams to detect dead peers; allow it.
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  ConfigureRuntimeServer(builder);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("worker could not listen on ", address,
