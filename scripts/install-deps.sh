@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libbenchmark-dev libabsl-dev zlib1g-dev
   # tools the tests use (Prometheus' metric checker)
   prometheus
+  python3-sklearn  # ships sklearn/datasets/data/digits.csv.gz, the digits data set of examples and tests
 )
 
 missing=()
@@ -23,13 +24,18 @@ for p in "${packages[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+  echo "install-deps: all ${#packages[@]} Debian packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# TensorBoard itself (PyPI) reads our event files in a test; Debian does not package it.
+if ! python3 -c "import tensorboard" 2>/dev/null; then
+  echo "install-deps: installing tensorboard from PyPI"
+  python3 -m pip install --quiet --disable-pip-version-check tensorboard
+fi

@@ -1,0 +1,87 @@
+#include "coordinator/checkpoint/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "coordinator/base/status_macros.h"
+
+namespace tj {
+namespace {
+
+// 64 random bits: two processes (or a crashed earlier attempt) never pick the same name.
+std::string RandomSuffix() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return absl::StrFormat("%016x", rng());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(std::string path) {
+  std::string temp_path = absl::StrCat(path, ".tmp-", RandomSuffix());
+  UniqueFd fd(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (!fd.valid()) {
+    return ErrnoError(errno, "creating temporary file for", path);
+  }
+  return std::unique_ptr<AtomicFile>(
+      new AtomicFile(std::move(path), std::move(temp_path), std::move(fd)));
+}
+
+AtomicFile::AtomicFile(std::string path, std::string temp_path, UniqueFd fd)
+    : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(std::move(fd)) {}
+
+AtomicFile::~AtomicFile() {
+  if (!committed_ && error_.ok()) Abandon(absl::CancelledError("abandoned")).IgnoreError();
+}
+
+absl::Status AtomicFile::CheckWritable() const {
+  if (!error_.ok()) return error_;
+  if (committed_) {
+    return absl::FailedPreconditionError(absl::StrCat(path_, ": already committed"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AtomicFile::Abandon(absl::Status error) {
+  fd_.Close(temp_path_).IgnoreError();
+  ::unlink(temp_path_.c_str());
+  error_ = error;
+  return error;
+}
+
+absl::Status AtomicFile::Append(std::string_view data) {
+  TJ_RETURN_IF_ERROR(CheckWritable());
+  absl::Status status = WriteAll(fd_.get(), data, temp_path_);
+  return status.ok() ? status : Abandon(std::move(status));
+}
+
+absl::Status AtomicFile::Append(std::span<iovec> pieces) {
+  TJ_RETURN_IF_ERROR(CheckWritable());
+  absl::Status status = WriteAll(fd_.get(), pieces, temp_path_);
+  return status.ok() ? status : Abandon(std::move(status));
+}
+
+absl::Status AtomicFile::Commit() {
+  TJ_RETURN_IF_ERROR(CheckWritable());
+  if (::fsync(fd_.get()) != 0) return Abandon(ErrnoError(errno, "syncing", temp_path_));
+  if (absl::Status closed = fd_.Close(temp_path_); !closed.ok()) return Abandon(closed);
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    return Abandon(ErrnoError(errno, absl::StrCat("renaming ", temp_path_, " to"), path_));
+  }
+  committed_ = true;
+  // The file is in place; only the durability of its directory entry remains in doubt.
+  return FsyncDirectory(ParentDirectory(path_));
+}
+
+absl::Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  TJ_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> file, AtomicFile::Create(path));
+  TJ_RETURN_IF_ERROR(file->Append(contents));
+  return file->Commit();
+}
+
+}  // namespace tj

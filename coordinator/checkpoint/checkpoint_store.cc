@@ -1,0 +1,269 @@
+#include "coordinator/checkpoint/checkpoint_store.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "coordinator/base/status_macros.h"
+#include "coordinator/checkpoint/atomic_file.h"
+#include "coordinator/checkpoint/posix_file.h"
+#include "spdlog/spdlog.h"
+
+namespace tj {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kDirPrefix = "ckpt-";
+constexpr size_t kStepDigits = 12;
+// A manifest lists a handful of shards and a small state; anything this large is not one.
+constexpr uintmax_t kMaxManifestBytes = 64 << 20;
+
+std::string DirName(int64_t step) { return absl::StrFormat("ckpt-%012d", step); }
+
+// The step of a directory named ckpt-<12 digits>, or -1.
+int64_t StepOf(std::string_view name) {
+  if (name.size() != kDirPrefix.size() + kStepDigits || !name.starts_with(kDirPrefix)) return -1;
+  int64_t step = 0;
+  for (const char c : name.substr(kDirPrefix.size())) {
+    if (c < '0' || c > '9') return -1;
+    step = step * 10 + (c - '0');
+  }
+  return step;
+}
+
+absl::Status FsError(const std::error_code& error, std::string_view what, std::string_view path) {
+  return absl::InternalError(
+      absl::StrCat(std::string(what), " ", std::string(path), ": ", error.message()));
+}
+
+bool Exists(const std::string& path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
+  std::error_code error;
+  const uintmax_t size = fs::file_size(path, error);
+  if (error) return FsError(error, "reading", path);
+  if (size > kMaxManifestBytes) {
+    return absl::DataLossError(absl::StrCat(path, ": ", size, " bytes, too large for a manifest"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (!in.good() && !in.eof()) return absl::InternalError(absl::StrCat("reading ", path));
+  return std::move(contents).str();
+}
+
+// Removes a checkpoint directory, manifest first: a removal cut short by a crash then leaves an
+// incomplete directory (ignored, cleaned later) rather than a corrupt-looking checkpoint.
+void RemoveCheckpointDir(const std::string& dir, std::string_view why) {
+  std::error_code error;
+  fs::remove(fs::path(dir) / kManifestFileName, error);
+  fs::remove_all(dir, error);
+  if (error) {
+    spdlog::warn("checkpoint {}: could not remove ({}): {}", dir, why, error.message());
+  } else {
+    spdlog::info("checkpoint {}: removed ({})", dir, why);
+  }
+}
+
+// Checks one shard against its manifest entry, cheapest test first.
+absl::Status VerifyShard(const std::string& path, const FileDigest& expected) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0) {
+    return absl::DataLossError(absl::StrCat("shard ", path, ": ", std::strerror(errno),
+                                            " (expected ", ToString(expected), ")"));
+  }
+  const auto size = static_cast<uint64_t>(info.st_size);
+  if (size != expected.bytes) {
+    return absl::DataLossError(absl::StrCat("shard ", path, ": size mismatch: expected ",
+                                            expected.bytes, " bytes, actual ", size, " bytes"));
+  }
+  absl::StatusOr<FileDigest> actual = ComputeFileDigest(path);
+  if (!actual.ok()) {
+    return absl::DataLossError(absl::StrCat("shard ", path, ": ", actual.status().message()));
+  }
+  if (actual->crc32c != expected.crc32c) {
+    return absl::DataLossError(
+        absl::StrFormat("shard %s: crc32c mismatch: expected 0x%08x, actual 0x%08x (%d bytes)",
+                        path, expected.crc32c, actual->crc32c, actual->bytes));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string Checkpoint::ShardPath(std::string_view name) const {
+  return absl::StrCat(dir, "/", std::string(name));
+}
+
+CheckpointStore::CheckpointStore(std::string dir, int keep)
+    : dir_(std::move(dir)), keep_(std::max(keep, 1)) {}
+
+absl::StatusOr<std::vector<CheckpointListing>> CheckpointStore::List() const {
+  std::vector<CheckpointListing> listings;
+  std::error_code error;
+  fs::directory_iterator it(dir_, error);
+  if (error == std::errc::no_such_file_or_directory) return listings;
+  if (error) return FsError(error, "listing checkpoint directory", dir_);
+  for (const fs::directory_entry& entry : it) {
+    const int64_t step = StepOf(entry.path().filename().native());
+    if (step < 0 || !entry.is_directory(error)) continue;
+    const std::string dir = entry.path().native();
+    listings.push_back({step, dir, Exists(absl::StrCat(dir, "/", kManifestFileName))});
+  }
+  std::sort(listings.begin(), listings.end(),
+            [](const auto& a, const auto& b) { return a.step < b.step; });
+  return listings;
+}
+
+absl::StatusOr<Checkpoint> CheckpointStore::Load(int64_t step) const {
+  const std::string dir = absl::StrCat(dir_, "/", DirName(step));
+  const std::string manifest_path = absl::StrCat(dir, "/", kManifestFileName);
+  if (!Exists(manifest_path)) {
+    return absl::NotFoundError(absl::StrCat(manifest_path, ": no such file (incomplete save)"));
+  }
+  TJ_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(manifest_path));
+  absl::StatusOr<Manifest> manifest = ParseManifest(text);
+  if (!manifest.ok()) {
+    return absl::DataLossError(absl::StrCat(dir, "/", manifest.status().message()));
+  }
+  if (manifest->step != step) {
+    return absl::DataLossError(absl::StrCat(manifest_path, ": step mismatch: expected ", step,
+                                            " (directory name), actual ", manifest->step));
+  }
+  Checkpoint checkpoint{step, dir, std::move(manifest->created_time), std::move(manifest->state),
+                        std::move(manifest->shards)};
+  for (const ManifestShard& shard : checkpoint.shards) {
+    TJ_RETURN_IF_ERROR(VerifyShard(checkpoint.ShardPath(shard.name), shard.digest));
+  }
+  return checkpoint;
+}
+
+absl::StatusOr<std::optional<Checkpoint>> CheckpointStore::LatestValid() const {
+  TJ_ASSIGN_OR_RETURN(std::vector<CheckpointListing> listings, List());
+  std::vector<std::string> failures;
+  for (auto it = listings.rbegin(); it != listings.rend(); ++it) {
+    if (!it->committed) {
+      spdlog::info("checkpoint {}: ignored: no {} (a save that did not finish)", it->dir,
+                   kManifestFileName);
+      continue;
+    }
+    absl::StatusOr<Checkpoint> checkpoint = Load(it->step);
+    if (checkpoint.ok()) return std::optional<Checkpoint>(*std::move(checkpoint));
+    spdlog::warn("checkpoint {}: skipped, falling back to the previous one: {}", it->dir,
+                 std::string(checkpoint.status().message()));
+    failures.emplace_back(checkpoint.status().message());
+  }
+  if (failures.empty()) return std::nullopt;
+  return absl::DataLossError(
+      absl::StrCat("no valid checkpoint in ", dir_, ": ", absl::StrJoin(failures, "; ")));
+}
+
+absl::StatusOr<std::unique_ptr<CheckpointWriter>> CheckpointStore::BeginCheckpoint(int64_t step) {
+  if (step < 0 || step > kMaxCheckpointStep) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint step ", step, " is outside [0, ", kMaxCheckpointStep, "]"));
+  }
+  std::error_code error;
+  fs::create_directories(dir_, error);
+  if (error) return FsError(error, "creating checkpoint directory", dir_);
+  const std::string dir = absl::StrCat(dir_, "/", DirName(step));
+  if (Exists(dir)) {
+    absl::StatusOr<Checkpoint> existing = Load(step);
+    if (existing.ok()) {
+      return absl::AlreadyExistsError(absl::StrCat("checkpoint ", dir, " is already committed"));
+    }
+    RemoveCheckpointDir(dir, absl::IsNotFound(existing.status())
+                                 ? "an unfinished save of the same step"
+                                 : "a corrupt checkpoint of the same step");
+    if (Exists(dir)) return absl::InternalError(absl::StrCat("could not remove stale ", dir));
+  }
+  if (::mkdir(dir.c_str(), 0755) != 0) return ErrnoError(errno, "creating", dir);
+  // The new directory's entry must be durable before a manifest inside it can be.
+  TJ_RETURN_IF_ERROR(FsyncDirectory(dir_));
+  return std::unique_ptr<CheckpointWriter>(new CheckpointWriter(*this, step, dir));
+}
+
+void CheckpointStore::RemoveStale(int64_t committed_step) const {
+  absl::StatusOr<std::vector<CheckpointListing>> listings = List();
+  if (!listings.ok()) {
+    spdlog::warn("checkpoint retention skipped: {}", std::string(listings.status().message()));
+    return;
+  }
+  int64_t newest_committed = committed_step;
+  int kept = 0;
+  // Newest first, so the first keep_ committed ones are the ones retained.
+  for (auto it = listings->rbegin(); it != listings->rend(); ++it) {
+    if (!it->committed) continue;
+    newest_committed = std::max(newest_committed, it->step);
+    if (it->step == committed_step || kept < keep_) {
+      ++kept;
+      continue;
+    }
+    RemoveCheckpointDir(it->dir, absl::StrCat("beyond the newest ", keep_));
+  }
+  for (const CheckpointListing& listing : *listings) {
+    if (!listing.committed && listing.step < newest_committed) {
+      RemoveCheckpointDir(listing.dir, "a save that did not finish");
+    }
+  }
+}
+
+CheckpointWriter::CheckpointWriter(const CheckpointStore& store, int64_t step, std::string dir)
+    : store_(store), step_(step), dir_(std::move(dir)) {}
+
+CheckpointWriter::~CheckpointWriter() {
+  if (!committed_) RemoveCheckpointDir(dir_, "save abandoned before commit");
+}
+
+absl::StatusOr<std::string> CheckpointWriter::ShardPath(std::string_view name) const {
+  TJ_RETURN_IF_ERROR(CheckShardName(name));
+  return absl::StrCat(dir_, "/", std::string(name));
+}
+
+absl::Status CheckpointWriter::Commit(const nlohmann::json& state,
+                                      const std::map<std::string, FileDigest>& shards) {
+  if (committed_) {
+    return absl::FailedPreconditionError(absl::StrCat("checkpoint ", dir_, " already committed"));
+  }
+  Manifest manifest;
+  manifest.step = step_;
+  manifest.created_time = absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone());
+  manifest.state = state;
+  for (const auto& [name, digest] : shards) {
+    TJ_ASSIGN_OR_RETURN(const std::string path, ShardPath(name));
+    struct stat info;
+    if (::stat(path.c_str(), &info) != 0) return ErrnoError(errno, "checking shard", path);
+    if (static_cast<uint64_t>(info.st_size) != digest.bytes) {
+      return absl::FailedPreconditionError(absl::StrCat("shard ", path, ": the digest says ",
+                                                        digest.bytes, " bytes, the file has ",
+                                                        info.st_size));
+    }
+    manifest.shards.push_back({name, digest});
+  }
+  TJ_ASSIGN_OR_RETURN(const std::string text, SerializeManifest(manifest));
+  // Shards written by other processes may not have synced this directory; do it before the
+  // manifest can claim they exist.
+  TJ_RETURN_IF_ERROR(FsyncDirectory(dir_));
+  TJ_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(dir_, "/", kManifestFileName), text));
+  committed_ = true;
+  spdlog::info("checkpoint {}: committed step {} ({} shards)", dir_, step_, shards.size());
+  store_.RemoveStale(step_);
+  return absl::OkStatus();
+}
+
+}  // namespace tj

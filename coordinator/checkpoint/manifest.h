@@ -1,0 +1,45 @@
+// MANIFEST.json, the file that makes a checkpoint directory a checkpoint: written last, it names
+// the step, the coordinator's free-form state and each shard file with its size and CRC-32C, and
+// carries a checksum of its own content so a flipped byte in the state is caught too.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "coordinator/checkpoint/file_digest.h"
+#include "nlohmann/json.hpp"
+
+namespace tj {
+
+inline constexpr int kManifestFormatVersion = 1;
+inline constexpr char kManifestFileName[] = "MANIFEST.json";
+
+struct ManifestShard {
+  std::string name;  // a file name inside the checkpoint directory
+  FileDigest digest;
+};
+
+struct Manifest {
+  int64_t step = 0;
+  std::string created_time;  // RFC 3339, UTC
+  nlohmann::json state = nlohmann::json::object();
+  std::vector<ManifestShard> shards;
+};
+
+// Shard names are plain file names: letters, digits, '.', '_', '-', not starting with '.', at most
+// 200 bytes, and not the manifest's own name. InvalidArgument otherwise.
+absl::Status CheckShardName(std::string_view name);
+
+// Pretty-printed JSON. InvalidArgument when the state is not an object or holds invalid UTF-8, or
+// a shard name is bad or repeated.
+absl::StatusOr<std::string> SerializeManifest(const Manifest& manifest);
+
+// DataLoss saying what is wrong: not JSON (e.g. truncated), checksum mismatch, a missing or
+// mistyped field, an unknown format version.
+absl::StatusOr<Manifest> ParseManifest(std::string_view text);
+
+}  // namespace tj

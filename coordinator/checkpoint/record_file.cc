@@ -1,0 +1,168 @@
+#include "coordinator/checkpoint/record_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/base/status_macros.h"
+#include "coordinator/checkpoint/crc32c.h"
+#include "coordinator/checkpoint/record_framing.h"
+
+namespace tj {
+namespace {
+
+// Records below this are buffered and checksummed a second time as part of the file; above it the
+// record is written in place and its CRC folded into the file's with crc32c::Combine.
+constexpr size_t kSmallRecordBytes = 64 << 10;
+// Buffered bytes written at once.
+constexpr size_t kPendingLimitBytes = 1 << 20;
+// The reader's buffer; reads at least this large go straight to the caller's memory.
+constexpr size_t kReadBufferBytes = 256 << 10;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RecordFileWriter>> RecordFileWriter::Create(std::string path) {
+  TJ_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> file, AtomicFile::Create(std::move(path)));
+  return std::unique_ptr<RecordFileWriter>(new RecordFileWriter(std::move(file)));
+}
+
+RecordFileWriter::RecordFileWriter(std::unique_ptr<AtomicFile> file) : file_(std::move(file)) {}
+
+absl::Status RecordFileWriter::FlushPending() {
+  if (pending_.empty()) return absl::OkStatus();
+  TJ_RETURN_IF_ERROR(file_->Append(pending_));
+  pending_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status RecordFileWriter::Append(std::string_view record) {
+  if (finished_) return absl::FailedPreconditionError(absl::StrCat(path(), ": already finished"));
+  if (record.size() < kSmallRecordBytes) {
+    const size_t start = pending_.size();
+    AppendFramedRecord(record, &pending_);
+    const size_t framed = pending_.size() - start;
+    digest_.crc32c = crc32c::Extend(digest_.crc32c, pending_.data() + start, framed);
+    digest_.bytes += framed;
+    return pending_.size() >= kPendingLimitBytes ? FlushPending() : absl::OkStatus();
+  }
+  RecordFrame frame = FrameRecord(record);
+  const std::array<iovec, 3> pieces = frame.Pieces(record);
+  iovec all[4] = {{pending_.data(), pending_.size()}, pieces[0], pieces[1], pieces[2]};
+  TJ_RETURN_IF_ERROR(file_->Append(std::span<iovec>(all)));
+  pending_.clear();
+  uint32_t crc = crc32c::Extend(digest_.crc32c, frame.header.data(), frame.header.size());
+  crc = crc32c::Combine(crc, frame.data_crc, record.size());
+  digest_.crc32c = crc32c::Extend(crc, frame.footer.data(), frame.footer.size());
+  digest_.bytes += frame.header.size() + record.size() + frame.footer.size();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<FileDigest> RecordFileWriter::Finish() {
+  if (finished_) return absl::FailedPreconditionError(absl::StrCat(path(), ": already finished"));
+  finished_ = true;
+  TJ_RETURN_IF_ERROR(FlushPending());
+  TJ_RETURN_IF_ERROR(file_->Commit());
+  return digest_;
+}
+
+absl::StatusOr<std::unique_ptr<RecordFileReader>> RecordFileReader::Open(std::string path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoError(errno, "opening", path);
+  struct stat info;
+  if (::fstat(fd.get(), &info) != 0) return ErrnoError(errno, "inspecting", path);
+  ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  return std::unique_ptr<RecordFileReader>(
+      new RecordFileReader(std::move(path), std::move(fd), static_cast<uint64_t>(info.st_size)));
+}
+
+RecordFileReader::RecordFileReader(std::string path, UniqueFd fd, uint64_t file_size)
+    : path_(std::move(path)),
+      fd_(std::move(fd)),
+      file_size_(file_size),
+      buffer_(std::make_unique_for_overwrite<char[]>(kReadBufferBytes)) {}
+
+absl::Status RecordFileReader::Fail(absl::Status error) {
+  error_ = error;
+  return error;
+}
+
+absl::StatusOr<size_t> RecordFileReader::Read(char* out, size_t size) {
+  size_t copied = 0;
+  while (copied < size) {
+    if (buffer_pos_ < buffer_len_) {
+      const size_t take = std::min(size - copied, buffer_len_ - buffer_pos_);
+      std::memcpy(out + copied, buffer_.get() + buffer_pos_, take);
+      buffer_pos_ += take;
+      copied += take;
+      continue;
+    }
+    size_t got = 0;
+    const size_t wanted = size - copied;
+    if (wanted >= kReadBufferBytes) {
+      TJ_RETURN_IF_ERROR(PreadFully(fd_.get(), out + copied, wanted, file_pos_, &got, path_));
+      file_pos_ += got;
+      copied += got;
+      break;
+    }
+    TJ_RETURN_IF_ERROR(
+        PreadFully(fd_.get(), buffer_.get(), kReadBufferBytes, file_pos_, &got, path_));
+    file_pos_ += got;
+    buffer_pos_ = 0;
+    buffer_len_ = got;
+    if (got == 0) break;
+  }
+  return copied;
+}
+
+absl::StatusOr<bool> RecordFileReader::Next(std::string* record) {
+  if (!error_.ok()) return error_;
+  const uint64_t start = record_offset_;
+  // Bytes appended after Open() are not this reader's concern.
+  if (start >= file_size_) return false;
+  char header[kRecordHeaderSize];
+  absl::StatusOr<size_t> got = Read(header, sizeof(header));
+  if (!got.ok()) return Fail(got.status());
+  if (*got == 0) return false;
+  if (*got < sizeof(header)) {
+    return Fail(absl::DataLossError(absl::StrCat(path_, ": truncated record at offset ", start,
+                                                 ": header has ", *got, " of ", kRecordHeaderSize,
+                                                 " bytes")));
+  }
+  uint64_t length = 0;
+  if (!DecodeRecordHeader(header, &length)) {
+    return Fail(absl::DataLossError(absl::StrCat(path_, ": corrupt record header at offset ", start,
+                                                 ": length checksum mismatch")));
+  }
+  // Checked before allocating, so a corrupt length (that survived its CRC) cannot ask for more
+  // memory than the file could hold.
+  const uint64_t left = file_size_ - std::min(file_size_, start + kRecordHeaderSize);
+  if (length > left || left - length < kRecordFooterSize) {
+    return Fail(absl::DataLossError(absl::StrCat(
+        path_, ": truncated record at offset ", start, ": ", length, " data bytes and a ",
+        kRecordFooterSize, "-byte checksum announced, ", left, " bytes left in the file")));
+  }
+  // resize() zero-fills new bytes once; a reused string of the same size skips even that.
+  record->resize(length);
+  got = Read(record->data(), length);
+  if (!got.ok()) return Fail(got.status());
+  char footer[kRecordFooterSize];
+  absl::StatusOr<size_t> got_footer = Read(footer, sizeof(footer));
+  if (!got_footer.ok()) return Fail(got_footer.status());
+  if (*got < length || *got_footer < sizeof(footer)) {
+    return Fail(absl::DataLossError(
+        absl::StrCat(path_, ": truncated record at offset ", start, " (file shrank while read)")));
+  }
+  if (!RecordFooterMatches(*record, footer)) {
+    return Fail(
+        absl::DataLossError(absl::StrCat(path_, ": corrupt record at offset ", start,
+                                         ": data checksum mismatch over ", length, " bytes")));
+  }
+  record_offset_ = start + kRecordHeaderSize + length + kRecordFooterSize;
+  return true;
+}
+
+}  // namespace tj

@@ -1,0 +1,74 @@
+// Files of length-delimited, checksummed records (TFRecord framing, see record_framing.h): the
+// format of checkpoint shards. The writer commits atomically and reports the file's digest for the
+// manifest; the reader reports a truncated or corrupt record as DataLoss with its byte offset.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "coordinator/checkpoint/atomic_file.h"
+#include "coordinator/checkpoint/file_digest.h"
+#include "coordinator/checkpoint/posix_file.h"
+
+namespace tj {
+
+class RecordFileWriter {
+ public:
+  // Nothing appears at `path` until Finish() succeeds.
+  static absl::StatusOr<std::unique_ptr<RecordFileWriter>> Create(std::string path);
+
+  const std::string& path() const { return file_->path(); }
+
+  // Small records are gathered in a buffer; a large one (a PS shard's dense variable, tens of MiB)
+  // goes out with the buffered bytes and its frame in one writev, never copied, and is read once
+  // (its CRC serves both the record and the whole-file digest).
+  absl::Status Append(std::string_view record);
+
+  // Writes what is buffered and commits the file; returns its size and CRC-32C.
+  absl::StatusOr<FileDigest> Finish();
+
+ private:
+  explicit RecordFileWriter(std::unique_ptr<AtomicFile> file);
+  absl::Status FlushPending();
+
+  std::unique_ptr<AtomicFile> file_;
+  std::string pending_;  // framed small records not yet written
+  FileDigest digest_;    // of every byte appended so far, pending ones included
+  bool finished_ = false;
+};
+
+class RecordFileReader {
+ public:
+  static absl::StatusOr<std::unique_ptr<RecordFileReader>> Open(std::string path);
+
+  const std::string& path() const { return path_; }
+  // Where the next record starts.
+  uint64_t offset() const { return record_offset_; }
+
+  // Reads the next record into `*record` (its capacity is reused). false at a clean end of file;
+  // DataLoss naming the file and the record's offset when the rest of the file is not a whole,
+  // valid record. Errors are sticky.
+  absl::StatusOr<bool> Next(std::string* record);
+
+ private:
+  RecordFileReader(std::string path, UniqueFd fd, uint64_t file_size);
+  // Copies up to `size` bytes at the read position into `out`; fewer only at end of file. Large
+  // reads bypass the buffer and land directly in `out`.
+  absl::StatusOr<size_t> Read(char* out, size_t size);
+  absl::Status Fail(absl::Status error);
+
+  const std::string path_;
+  UniqueFd fd_;
+  const uint64_t file_size_;  // as of Open(): these files are complete once they exist
+  std::unique_ptr<char[]> buffer_;
+  size_t buffer_pos_ = 0;
+  size_t buffer_len_ = 0;
+  uint64_t file_pos_ = 0;  // file offset just past the buffered bytes
+  uint64_t record_offset_ = 0;
+  absl::Status error_;
+};
+
+}  // namespace tj

@@ -1,0 +1,21 @@
+// Command kube-apiserver is the upstream k8s.io/kubernetes/cmd/kube-apiserver
+// main, rebuilt from this wrapper module so that the staging modules resolve
+// to the published v0.36.3 (see ../../go.mod).
+package main
+
+import (
+	"os"
+	_ "time/tzdata" // for timeZone support in CronJob
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"          // for JSON log format registration
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // load all the prometheus client-go plugins
+	_ "k8s.io/component-base/metrics/prometheus/version"  // for version metric registration
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() {
+	command := app.NewAPIServerCommand()
+	code := cli.Run(command)
+	os.Exit(code)
+}
