@@ -3,9 +3,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "absl/synchronization/mutex.h"
+
 #include "tjctl/demo_command.h"
 
 int main(int argc, char** argv) {
+  // Debian's Abseil runs its deadlock detector on every lock; it costs 20-30% of dispatch throughput
+  // (bench/). Tests keep it on.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   CLI::App app{"tjctl: run and inspect TrainingJobs"};
   app.require_subcommand(1);
   int exit_code = 0;

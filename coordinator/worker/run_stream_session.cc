@@ -16,8 +16,8 @@ void RunStreamSession::CancelLocked(uint64_t id) {
     running_flag_->Cancel();
     return;
   }
-  for (const auto& request : pending_) {
-    if (request.closure_id() == id) {
+  for (const auto& pending : pending_) {
+    if (pending.request.closure_id() == id) {
       cancelled_pending_.insert(id);
       return;
     }
@@ -28,8 +28,9 @@ grpc::Status RunStreamSession::Serve() {
   std::thread executor([this] { ExecutorLoop(); });
   v1::RunBatch batch;
   while (stream_->Read(&batch)) {
+    const auto received = std::chrono::steady_clock::now();
     absl::MutexLock lock(&mu_);
-    for (auto& run : *batch.mutable_runs()) pending_.push_back(std::move(run));
+    for (auto& run : *batch.mutable_runs()) pending_.push_back(Pending{std::move(run), received});
     for (uint64_t id : batch.cancel_ids()) CancelLocked(id);
   }
   {
@@ -51,13 +52,15 @@ void RunStreamSession::ExecutorLoop() {
   bool stream_broken = false;
   while (true) {
     v1::RunRequest request;
+    std::chrono::steady_clock::time_point received;
     bool cancelled = false;
     CancellationFlag flag;
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(&has_work));
       if (closing_) break;
-      request = std::move(pending_.front());
+      request = std::move(pending_.front().request);
+      received = pending_.front().received;
       pending_.pop_front();
       cancelled = cancelled_pending_.erase(request.closure_id()) > 0;
       if (!cancelled) {
@@ -66,7 +69,14 @@ void RunStreamSession::ExecutorLoop() {
       }
     }
     if (cancelled) flag.Cancel();
-    runner_->Run(request, &flag, out.add_results());
+    v1::RunResult* result = out.add_results();
+    // Time queued here behind earlier closures: the coordinator subtracts it from the round trip, or
+    // it would read as network overhead and grow the window for long closures.
+    result->set_wait_micros(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                              received)
+            .count()));
+    runner_->Run(request, &flag, result);
     bool flush;
     {
       absl::MutexLock lock(&mu_);

@@ -4,6 +4,7 @@
 // a lone closure any latency.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -34,7 +35,11 @@ class RunStreamSession {
   const ClosureRunner* runner_;
   Stream* stream_;
   absl::Mutex mu_;
-  std::deque<v1::RunRequest> pending_ ABSL_GUARDED_BY(mu_);
+  struct Pending {
+    v1::RunRequest request;
+    std::chrono::steady_clock::time_point received;
+  };
+  std::deque<Pending> pending_ ABSL_GUARDED_BY(mu_);
   std::unordered_set<uint64_t> cancelled_pending_ ABSL_GUARDED_BY(mu_);
   uint64_t running_id_ ABSL_GUARDED_BY(mu_) = 0;
   CancellationFlag* running_flag_ ABSL_GUARDED_BY(mu_) = nullptr;

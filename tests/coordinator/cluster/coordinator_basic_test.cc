@@ -238,6 +238,21 @@ TEST(CoordinatorTest, ARemovedWorkerIsDrainedAndTakesNoMoreWork) {
   EXPECT_TRUE(absl::IsNotFound((*coordinator)->RemoveWorker(cluster.worker_address(busy))));
 }
 
+TEST(CoordinatorTest, LongClosuresKeepTheDispatchWindowSmallAndSpreadOverWorkers) {
+  LocalCluster cluster(2, 0);
+  ASSERT_TRUE(cluster.StartAll().ok());
+  auto coordinator = ClusterCoordinator::Create(cluster.worker_addresses(), FastOptions());
+  ASSERT_TRUE(coordinator.ok());
+  for (int i = 0; i < 400; ++i) ASSERT_TRUE((*coordinator)->Schedule("sleep", {5}).ok());
+  ASSERT_TRUE((*coordinator)->Join().ok());
+  // Time a closure waits on the worker is not network overhead: the window stays near 1 + 1, so an
+  // idle worker is never starved while another hoards queued work.
+  for (const auto& w : (*coordinator)->Workers()) {
+    EXPECT_LE(w.window, 4) << "worker " << w.index;  // without wait_micros it grows past 8
+    EXPECT_GE(w.completed, 120) << "worker " << w.index;
+  }
+}
+
 TEST(CoordinatorTest, StaggeredStartDelaysLaterWorkers) {
   LocalCluster cluster(2, 0);
   ASSERT_TRUE(cluster.StartAll().ok());

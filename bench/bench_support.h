@@ -1,0 +1,73 @@
+// What every benchmark in bench/ shares: real worker processes on 127.0.0.1 (with their CPU time
+// read from /proc), latency summaries, and a description of the machine a run was measured on.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace tj::bench {
+
+// A `tj-worker` process listening on 127.0.0.1 at a port it chose. Its stderr (logs) goes to
+// `log_path` (or /dev/null when empty), so the benchmark's table stays readable. It dies with the
+// benchmark (PR_SET_PDEATHSIG) even if the benchmark crashes.
+class WorkerProcess {
+ public:
+  static absl::StatusOr<std::unique_ptr<WorkerProcess>> Start(
+      const std::string& binary, int task, const std::string& log_path,
+      absl::Duration timeout = absl::Seconds(30));
+  ~WorkerProcess();  // SIGTERM, then SIGKILL if it has not exited within 5 s
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  const std::string& address() const { return address_; }
+  pid_t pid() const { return pid_; }
+  // User + system CPU time the process has used so far (10 ms resolution).
+  double CpuSeconds() const;
+
+ private:
+  WorkerProcess() = default;
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  std::string address_;
+};
+
+// User + system CPU time of this process (every thread).
+double SelfCpuSeconds();
+
+// TCP segments sent in this network namespace so far (OutSegs of /proc/net/snmp). Every process of
+// a benchmark talks over loopback, so the difference across a measurement, per operation, says how
+// well messages are batched (a ping-pong costs at least 2 segments; anything else on the host's
+// namespace adds noise, hence "indicative").
+int64_t TcpOutSegments();
+
+struct LatencySummary {
+  size_t samples = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+  double mean_us = 0;
+  double min_us = 0;
+  double max_us = 0;
+};
+// Nearest-rank percentiles of latencies in microseconds.
+LatencySummary Summarize(std::vector<double> micros);
+nlohmann::json ToJson(const LatencySummary& s);
+
+// nproc (CPUs this process may run on), the CPU model from /proc/cpuinfo, the kernel, the date
+// (UTC), the load average, the gRPC version.
+nlohmann::json MachineDescription();
+std::string LoadAverage();
+
+// Whether `python3 -c "import tensorflow"` works; `note` says why not.
+bool TensorFlowImportable(std::string* note);
+
+double Median(std::vector<double> values);
+
+}  // namespace tj::bench

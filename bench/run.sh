@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the benchmarks (RelWithDebInfo: optimized, with symbols for perf) and runs them all,
+# printing each table and writing bench/results/<benchmark>.json (<benchmark>-smoke.json with
+# --smoke; results/ is not committed).
+#
+#   bench/run.sh                 # full run (several minutes on a 2-core machine)
+#   bench/run.sh --smoke         # seconds: checks that everything runs, figures not meaningful
+#   bench/run.sh --closures 50000 --workers 1,4   # any other flag goes to every benchmark
+#
+# Environment: BUILD_DIR (default <repo>/build-bench), BUILD_TYPE (RelWithDebInfo or Release),
+# JOBS (parallel build jobs, default 2).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$ROOT/build-bench}"
+BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}"
+JOBS="${JOBS:-2}"
+RESULTS="$ROOT/bench/results"
+
+case "$BUILD_TYPE" in
+  Release|RelWithDebInfo) ;;
+  *) echo "run.sh: BUILD_TYPE must be Release or RelWithDebInfo (got '$BUILD_TYPE')" >&2; exit 2 ;;
+esac
+
+# name:target pairs; every benchmark binary accepts --json PATH and --smoke.
+BENCHMARKS=(
+  "dispatch:tj-bench-dispatch"
+)
+
+generator=()
+if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
+cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
+  -DTJ_BUILD_BENCH=ON >/dev/null
+targets=()
+for b in "${BENCHMARKS[@]}"; do targets+=("${b#*:}"); done
+cmake --build "$BUILD_DIR" -j"$JOBS" --target "${targets[@]}"
+
+mkdir -p "$RESULTS"
+suffix=""
+for arg in "$@"; do [[ "$arg" == "--smoke" ]] && suffix="-smoke"; done
+status=0
+for b in "${BENCHMARKS[@]}"; do
+  name="${b%%:*}"
+  target="${b#*:}"
+  binary="$(find "$BUILD_DIR" -type f -name "$target" -perm -u+x | head -n1)"
+  if [[ -z "$binary" ]]; then echo "run.sh: $target was not built" >&2; exit 1; fi
+  echo "=== $name ($binary) ==="
+  "$binary" --json "$RESULTS/$name$suffix.json" "$@" || status=$?
+  echo
+done
+exit "$status"
