@@ -6,6 +6,7 @@
 #include "absl/synchronization/mutex.h"
 
 #include "tjctl/demo_command.h"
+#include "tjctl/validate_command.h"
 
 int main(int argc, char** argv) {
   // Debian's Abseil runs its deadlock detector on every lock; it costs 20-30% of dispatch throughput
@@ -16,6 +17,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   tj::DemoOptions demo_options;
   tj::AddDemoCommand(app, demo_options, exit_code);
+  tj::ValidateOptions validate_options;
+  tj::AddValidateCommand(app, validate_options, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -1,0 +1,84 @@
+#include "api/v1alpha1/enums.h"
+
+#include <utility>
+
+namespace tj::v1alpha1 {
+namespace {
+
+template <typename E, size_t N>
+using NameTable = std::array<std::pair<E, std::string_view>, N>;
+
+constexpr NameTable<ReplicaType, 3> kReplicaTypeNames = {{
+    {ReplicaType::kCoordinator, "Coordinator"},
+    {ReplicaType::kPs, "PS"},
+    {ReplicaType::kWorker, "Worker"},
+}};
+constexpr NameTable<ReplicaType, 3> kReplicaTypeLowerNames = {{
+    {ReplicaType::kCoordinator, "coordinator"},
+    {ReplicaType::kPs, "ps"},
+    {ReplicaType::kWorker, "worker"},
+}};
+constexpr NameTable<RestartPolicy, 4> kRestartPolicyNames = {{
+    {RestartPolicy::kNever, "Never"},
+    {RestartPolicy::kOnFailure, "OnFailure"},
+    {RestartPolicy::kAlways, "Always"},
+    {RestartPolicy::kExitCode, "ExitCode"},
+}};
+constexpr NameTable<CleanPodPolicy, 3> kCleanPodPolicyNames = {{
+    {CleanPodPolicy::kAll, "All"},
+    {CleanPodPolicy::kRunning, "Running"},
+    {CleanPodPolicy::kNone, "None"},
+}};
+
+template <typename E, size_t N>
+std::string_view NameOf(const NameTable<E, N>& table, E value) {
+  for (const auto& [v, name] : table) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+// Exact, case-sensitive match: the API server's enum check is, and the CRD must agree.
+template <typename E, size_t N>
+std::optional<E> Parse(const NameTable<E, N>& table, std::string_view name) {
+  for (const auto& [v, n] : table) {
+    if (n == name) return v;
+  }
+  return std::nullopt;
+}
+
+template <typename E, size_t N>
+std::vector<std::string_view> NamesOf(const NameTable<E, N>& table) {
+  std::vector<std::string_view> names;
+  for (const auto& entry : table) names.push_back(entry.second);
+  return names;
+}
+
+}  // namespace
+
+std::string_view ReplicaTypeName(ReplicaType type) { return NameOf(kReplicaTypeNames, type); }
+std::string_view ReplicaTypeLowerName(ReplicaType type) {
+  return NameOf(kReplicaTypeLowerNames, type);
+}
+std::optional<ReplicaType> ParseReplicaType(std::string_view name) {
+  return Parse(kReplicaTypeNames, name);
+}
+std::vector<std::string_view> ReplicaTypeNames() { return NamesOf(kReplicaTypeNames); }
+
+std::string_view RestartPolicyName(RestartPolicy policy) {
+  return NameOf(kRestartPolicyNames, policy);
+}
+std::optional<RestartPolicy> ParseRestartPolicy(std::string_view name) {
+  return Parse(kRestartPolicyNames, name);
+}
+std::vector<std::string_view> RestartPolicyNames() { return NamesOf(kRestartPolicyNames); }
+
+std::string_view CleanPodPolicyName(CleanPodPolicy policy) {
+  return NameOf(kCleanPodPolicyNames, policy);
+}
+std::optional<CleanPodPolicy> ParseCleanPodPolicy(std::string_view name) {
+  return Parse(kCleanPodPolicyNames, name);
+}
+std::vector<std::string_view> CleanPodPolicyNames() { return NamesOf(kCleanPodPolicyNames); }
+
+}  // namespace tj::v1alpha1

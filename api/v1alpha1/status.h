@@ -1,0 +1,58 @@
+// TrainingJobStatus: what the operator reports through the status subresource (conditions,
+// per-replica-type counts, progress, restart counts). Plain data; the operator fills it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "api/v1alpha1/enums.h"
+
+namespace tj::v1alpha1 {
+
+enum class ConditionType { kCreated, kRunning, kRestarting, kSucceeded, kFailed, kSuspended };
+enum class ConditionStatus { kTrue, kFalse, kUnknown };
+
+std::string_view ConditionTypeName(ConditionType type);
+std::optional<ConditionType> ParseConditionType(std::string_view name);
+std::vector<std::string_view> ConditionTypeNames();
+std::string_view ConditionStatusName(ConditionStatus status);
+std::optional<ConditionStatus> ParseConditionStatus(std::string_view name);
+
+struct JobCondition {
+  ConditionType type = ConditionType::kCreated;
+  ConditionStatus status = ConditionStatus::kUnknown;
+  std::string reason;   // CamelCase, e.g. "BackoffLimitExceeded"
+  std::string message;  // for people
+  std::optional<absl::Time> last_transition_time;
+
+  friend bool operator==(const JobCondition&, const JobCondition&) = default;
+};
+
+struct ReplicaStatus {
+  int32_t active = 0;
+  int32_t succeeded = 0;
+  int32_t failed = 0;
+  int32_t restarts = 0;
+
+  friend bool operator==(const ReplicaStatus&, const ReplicaStatus&) = default;
+};
+
+struct TrainingJobStatus {
+  std::vector<JobCondition> conditions;
+  std::map<ReplicaType, ReplicaStatus> replica_statuses;
+  std::optional<int64_t> step;  // last training step the coordinator reported
+  std::optional<absl::Time> start_time;
+  std::optional<absl::Time> completion_time;
+  int32_t restart_count = 0;         // restarts counted against runPolicy.backoffLimit
+  int32_t coordinator_restarts = 0;  // of which the coordinator's (restored from checkpoint)
+  std::optional<int64_t> observed_generation;
+
+  friend bool operator==(const TrainingJobStatus&, const TrainingJobStatus&) = default;
+};
+
+}  // namespace tj::v1alpha1

@@ -1,0 +1,29 @@
+// Turns YAML manifest text into the JSON the API server would receive for it, so one decoder and
+// one validator serve tjctl (files) and the operator (API objects). Scalars resolve as kubectl's
+// reader does (YAML 1.1: yes/no are booleans, 0644 is octal), so both read a manifest alike.
+#pragma once
+
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "api/v1alpha1/field_error.h"
+#include "nlohmann/json.hpp"
+
+namespace tj::v1alpha1 {
+
+// Deeper input is refused: a TrainingJob with its pod templates is about 15 levels deep.
+inline constexpr int kMaxYamlDepth = 100;
+
+struct YamlDocument {
+  nlohmann::json value;  // null when errors is not empty
+  // Syntax errors, duplicate keys, unsupported tags, several documents: each with line:column.
+  FieldErrors errors;
+};
+
+// Exactly one non-empty document is expected (JSON text is accepted too: YAML contains it).
+YamlDocument ParseYamlDocument(std::string_view text);
+
+// The same, errors reported as InvalidArgument "source:line:column: message" (one per line).
+absl::StatusOr<nlohmann::json> YamlToJson(std::string_view text, std::string_view source_name);
+
+}  // namespace tj::v1alpha1

@@ -1,0 +1,162 @@
+#include "jobcontrol/job_phase.h"
+
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/v1alpha1/defaults.h"
+
+namespace tj {
+namespace {
+
+using v1alpha1::CleanPodPolicy;
+
+ReplicaObservation MissingReplica(ReplicaKey key) {
+  ReplicaObservation r;
+  r.key = key;
+  return r;
+}
+
+bool IsActive(ReplicaPhase phase) {
+  return phase == ReplicaPhase::kPending || phase == ReplicaPhase::kRunning;
+}
+
+// The job has ended: stop what cleanPodPolicy says, and whatever lies beyond the desired counts.
+JobDecision Finished(JobPhase phase, std::string reason, std::string message,
+                     const v1alpha1::TrainingJob& job,
+                     const std::vector<ReplicaObservation>& desired,
+                     const std::vector<ReplicaKey>& extra, int32_t restart_count) {
+  JobDecision decision;
+  decision.phase = phase;
+  decision.reason = std::move(reason);
+  decision.message = std::move(message);
+  decision.to_stop = ReplicasToClean(
+      job.spec.run_policy.clean_pod_policy.value_or(v1alpha1::kDefaultCleanPodPolicy), desired);
+  decision.to_stop.insert(decision.to_stop.end(), extra.begin(), extra.end());
+  decision.restart_count = restart_count;
+  return decision;
+}
+
+}  // namespace
+
+std::string_view JobPhaseName(JobPhase phase) {
+  switch (phase) {
+    case JobPhase::kCreated:
+      return "Created";
+    case JobPhase::kRunning:
+      return "Running";
+    case JobPhase::kRestarting:
+      return "Restarting";
+    case JobPhase::kSucceeded:
+      return "Succeeded";
+    case JobPhase::kFailed:
+      return "Failed";
+    case JobPhase::kSuspended:
+      return "Suspended";
+  }
+  return "?";
+}
+
+std::vector<ReplicaKey> ReplicasToClean(CleanPodPolicy policy,
+                                        const std::vector<ReplicaObservation>& replicas) {
+  std::vector<ReplicaKey> out;
+  for (const ReplicaObservation& r : replicas) {
+    const bool stop = (policy == CleanPodPolicy::kRunning && IsActive(r.phase)) ||
+                      (policy == CleanPodPolicy::kAll && r.phase != ReplicaPhase::kMissing);
+    if (stop) out.push_back(r.key);
+  }
+  return out;
+}
+
+JobDecision DecideJobPhase(const v1alpha1::TrainingJob& job, const JobObservation& observed) {
+  // Desired replicas in order, each with what was observed of it (missing when not observed).
+  std::map<ReplicaKey, ReplicaObservation> seen;
+  for (const ReplicaObservation& r : observed.replicas) seen[r.key] = r;
+  std::vector<ReplicaObservation> desired;
+  std::set<ReplicaKey> desired_keys;
+  for (const Replica& replica : DesiredReplicas(job)) {
+    auto it = seen.find(replica.key);
+    desired.push_back(it != seen.end() ? it->second : MissingReplica(replica.key));
+    desired_keys.insert(replica.key);
+  }
+  std::vector<ReplicaKey> extra;
+  for (const auto& [key, r] : seen) {
+    if (!desired_keys.contains(key) && r.phase != ReplicaPhase::kMissing) extra.push_back(key);
+  }
+
+  if (job.spec.run_policy.suspend.value_or(false)) {
+    JobDecision decision;
+    decision.phase = JobPhase::kSuspended;
+    decision.reason = "Suspended";
+    decision.message = "runPolicy.suspend is true: every replica is stopped";
+    for (const ReplicaObservation& r : desired) {
+      if (r.phase != ReplicaPhase::kMissing) decision.to_stop.push_back(r.key);
+    }
+    decision.to_stop.insert(decision.to_stop.end(), extra.begin(), extra.end());
+    decision.restart_count = observed.restarts_so_far;
+    return decision;
+  }
+
+  for (const ReplicaObservation& r : desired) {
+    if (r.key.type != ReplicaType::kCoordinator || r.phase != ReplicaPhase::kTerminated) continue;
+    RestartDecision d = DecideRestart(r.key, RestartRulesFor(job, r.key.type), r.termination,
+                                      observed.restarts_so_far);
+    if (d.job_succeeded) {
+      return Finished(JobPhase::kSucceeded, "Succeeded", "the coordinator exited with code 0", job,
+                      desired, extra, observed.restarts_so_far);
+    }
+  }
+
+  const std::optional<int64_t> deadline = job.spec.run_policy.active_deadline_seconds;
+  if (deadline && observed.active_for && *observed.active_for >= absl::Seconds(*deadline)) {
+    return Finished(
+        JobPhase::kFailed, "DeadlineExceeded",
+        absl::StrCat("the job has been active for ", absl::FormatDuration(*observed.active_for),
+                     ", past activeDeadlineSeconds ", *deadline),
+        job, desired, extra, observed.restarts_so_far);
+  }
+
+  JobDecision decision;
+  int32_t restarts = observed.restarts_so_far;
+  for (const ReplicaObservation& r : desired) {
+    if (r.phase != ReplicaPhase::kTerminated) continue;
+    RestartDecision d =
+        DecideRestart(r.key, RestartRulesFor(job, r.key.type), r.termination, restarts);
+    if (d.action == RestartAction::kFail) {
+      return Finished(JobPhase::kFailed, d.reason, d.message, job, desired, extra, restarts);
+    }
+    if (d.action == RestartAction::kRestart) {
+      if (d.counts_toward_backoff_limit) ++restarts;
+      decision.to_restart.push_back(r.key);
+      decision.restarts.emplace_back(r.key, std::move(d));
+    }
+  }
+  decision.restart_count = restarts;
+  decision.to_stop = std::move(extra);
+  for (const ReplicaObservation& r : desired) {
+    if (r.phase == ReplicaPhase::kMissing) decision.to_create.push_back(r.key);
+  }
+
+  const bool coordinator_running = !desired.empty() &&
+                                   desired.front().key.type == ReplicaType::kCoordinator &&
+                                   desired.front().phase == ReplicaPhase::kRunning;
+  if (!decision.to_restart.empty()) {
+    decision.phase = JobPhase::kRestarting;
+    decision.reason = decision.restarts.front().second.reason;
+    std::vector<std::string> messages;
+    for (const auto& [key, d] : decision.restarts) messages.push_back(d.message);
+    decision.message = absl::StrJoin(messages, "; ");
+  } else if (coordinator_running) {
+    decision.phase = JobPhase::kRunning;
+    decision.reason = "Running";
+    decision.message = "the coordinator is running";
+  } else {
+    decision.phase = JobPhase::kCreated;
+    decision.reason = "Created";
+    decision.message = "waiting for the coordinator to run";
+  }
+  return decision;
+}
+
+}  // namespace tj

@@ -1,0 +1,265 @@
+// Rules checked on JSON manifests (as the operator receives them): pod templates, the local and
+// cluster targets, name lengths, defaults.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "api/v1alpha1/decode.h"
+#include "api/v1alpha1/defaults.h"
+#include "api/v1alpha1/dns_names.h"
+#include "api/v1alpha1/load.h"
+#include "api/v1alpha1/validation.h"
+
+namespace tj::v1alpha1 {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+json Container(std::string name = "main") {
+  return {{"name", name}, {"image", "img"}, {"command", {"tj-train"}}};
+}
+
+json Job() {
+  json tmpl = {{"spec", {{"containers", {Container()}}}}};
+  return {{"apiVersion", "trainingjob.dev/v1alpha1"},
+          {"kind", "TrainingJob"},
+          {"metadata", {{"name", "job"}}},
+          {"spec",
+           {{"replicaSpecs",
+             {{"Coordinator", {{"template", tmpl}}},
+              {"PS", {{"replicas", 2}, {"template", tmpl}}},
+              {"Worker", {{"replicas", 3}, {"template", tmpl}}}}}}}};
+}
+
+json& WorkerPodSpec(json& job) { return job["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]; }
+
+// "field: message" of every error.
+std::vector<std::string> Problems(const json& manifest, ValidationOptions options = {}) {
+  std::vector<std::string> out;
+  for (const FieldError& e : CheckTrainingJobJson(manifest, options).errors) {
+    out.push_back(e.field + ": " + e.message);
+  }
+  return out;
+}
+
+constexpr char kWorkerPod[] = "spec.replicaSpecs.Worker.template.spec";
+
+TEST(ValidationRulesTest, BaseJobIsValid) { EXPECT_THAT(Problems(Job()), ElementsAre()); }
+
+TEST(ValidationRulesTest, ContainerImageRequiredOnTheCluster) {
+  json job = Job();
+  WorkerPodSpec(job)["containers"][0].erase("image");
+  EXPECT_THAT(Problems(job),
+              ElementsAre(std::string(kWorkerPod) +
+                          ".containers[0].image: Required value: the operator needs an image to "
+                          "create the pod"));
+  // tjctl run starts the command; the image is not needed there.
+  EXPECT_THAT(Problems(job, {ValidationTarget::kLocal}), ElementsAre());
+}
+
+TEST(ValidationRulesTest, ContainerCommandRequiredLocally) {
+  json job = Job();
+  job["spec"]["replicaSpecs"]["PS"]["template"]["spec"]["containers"][0].erase("command");
+  EXPECT_THAT(Problems(job), ElementsAre());
+  EXPECT_THAT(Problems(job, {ValidationTarget::kLocal}),
+              ElementsAre(HasSubstr(
+                  "spec.replicaSpecs.PS.template.spec.containers[0].command: Required value")));
+}
+
+TEST(ValidationRulesTest, EmptyImageIsMissing) {
+  json job = Job();
+  WorkerPodSpec(job)["containers"][0]["image"] = "";
+  EXPECT_THAT(Problems(job), ElementsAre(HasSubstr("containers[0].image: Required value")));
+}
+
+TEST(ValidationRulesTest, AtLeastOneContainer) {
+  json job = Job();
+  WorkerPodSpec(job)["containers"] = json::array();
+  EXPECT_THAT(Problems(job), ElementsAre(std::string(kWorkerPod) +
+                                         ".containers: Required value: at least one container"));
+}
+
+TEST(ValidationRulesTest, TemplateRequired) {
+  json job = Job();
+  job["spec"]["replicaSpecs"]["Worker"].erase("template");
+  EXPECT_THAT(Problems(job), ElementsAre(HasSubstr("spec.replicaSpecs.Worker.template: Required")));
+  job["spec"]["replicaSpecs"]["Worker"]["template"] = {{"metadata", {{"labels", {{"a", "b"}}}}}};
+  EXPECT_THAT(Problems(job),
+              ElementsAre(HasSubstr("spec.replicaSpecs.Worker.template.spec: Required")));
+}
+
+TEST(ValidationRulesTest, ContainerNamesAreUniqueLabels) {
+  json job = Job();
+  WorkerPodSpec(job)["containers"] = {Container("main"), Container("main"), Container("Side_Car")};
+  EXPECT_THAT(
+      Problems(job),
+      ElementsAre(std::string(kWorkerPod) + ".containers[1].name: Duplicate value: \"main\"",
+                  HasSubstr(".containers[2].name: Invalid value: \"Side_Car\"")));
+}
+
+TEST(ValidationRulesTest, ContainerFieldTypes) {
+  json job = Job();
+  json& c = WorkerPodSpec(job)["containers"][0];
+  c["command"] = "tj-train --model softmax";
+  c["args"] = {"--steps", 100};
+  c["resources"] = json::array();
+  c["volumeMounts"] = json::object();
+  EXPECT_THAT(
+      Problems(job),
+      ElementsAre(HasSubstr(".containers[0].command: Invalid value: \"tj-train --model "
+                            "softmax\": must be a list"),
+                  HasSubstr(".containers[0].args[1]: Invalid value: 100: must be a string"),
+                  HasSubstr(".containers[0].resources: Invalid value: []: must be an object"),
+                  HasSubstr(".containers[0].volumeMounts: Invalid value: {}: must be a list")));
+}
+
+TEST(ValidationRulesTest, EnvRules) {
+  json job = Job();
+  WorkerPodSpec(job)["containers"][0]["env"] = {
+      {{"name", "TF_CONFIG"}, {"value", "{}"}},
+      {{"name", "A"}, {"value", "x"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "a"}}}}}},
+      {{"value", "orphan"}},
+      {{"name", "B"}, {"value", 3}},
+      {{"name", "C"}, {"valueFrom", {{"secretKeyRef", {{"name", "s"}, {"key", "k"}}}}}}};
+  EXPECT_THAT(
+      Problems(job),
+      ElementsAre(HasSubstr(".env[0].name: Forbidden: TF_CONFIG is set for every replica"),
+                  HasSubstr(".env[1].valueFrom: Invalid value: \"\": may not be specified when "
+                            "`value` is not empty"),
+                  HasSubstr(".env[2].name: Required value"),
+                  HasSubstr(".env[3].value: Invalid value: 3: must be a string")));
+}
+
+TEST(ValidationRulesTest, PodRestartPolicyMustBeNeverOrUnset) {
+  json job = Job();
+  WorkerPodSpec(job)["restartPolicy"] = "Never";
+  EXPECT_THAT(Problems(job), ElementsAre());
+  WorkerPodSpec(job)["restartPolicy"] = "OnFailure";
+  EXPECT_THAT(Problems(job),
+              ElementsAre(HasSubstr(std::string(kWorkerPod) +
+                                    ".restartPolicy: Invalid value: \"OnFailure\": must be Never "
+                                    "or unset")));
+}
+
+TEST(ValidationRulesTest, TerminationGracePeriodNotNegative) {
+  json job = Job();
+  WorkerPodSpec(job)["terminationGracePeriodSeconds"] = -1;
+  EXPECT_THAT(Problems(job),
+              ElementsAre(std::string(kWorkerPod) +
+                          ".terminationGracePeriodSeconds: Invalid value: -1: must be greater than "
+                          "or equal to 0"));
+}
+
+TEST(ValidationRulesTest, UnknownTemplateFieldsAreAccepted) {
+  json job = Job();
+  WorkerPodSpec(job)["nodeSelector"] = {{"pool", "spot"}};
+  WorkerPodSpec(job)["containers"][0]["securityContext"] = {{"runAsNonRoot", true}};
+  job["spec"]["replicaSpecs"]["Worker"]["template"]["metadata"] = {{"labels", {{"a", "b"}}}};
+  EXPECT_THAT(Problems(job), ElementsAre());
+}
+
+TEST(ValidationRulesTest, TemplateLabelsMustBeStrings) {
+  json job = Job();
+  job["spec"]["replicaSpecs"]["Worker"]["template"]["metadata"] = {{"labels", {{"tier", 1}}}};
+  EXPECT_THAT(Problems(job),
+              ElementsAre("spec.replicaSpecs.Worker.template.metadata.labels[tier]: Invalid "
+                          "value: 1: must be a string"));
+}
+
+TEST(ValidationRulesTest, ApiServerMetadataIsAccepted) {
+  json job = Job();
+  job["metadata"]["resourceVersion"] = "123";
+  job["metadata"]["generation"] = 4;
+  job["metadata"]["uid"] = "0b1c";
+  job["metadata"]["managedFields"] = json::array();
+  job["metadata"]["namespace"] = "ml";
+  CheckedTrainingJob checked = CheckTrainingJobJson(job);
+  ASSERT_TRUE(checked.ok()) << FormatFieldErrors("job", checked.errors);
+  EXPECT_EQ(checked.job->metadata.uid, "0b1c");
+  EXPECT_EQ(checked.job->metadata.namespace_name, "ml");
+  EXPECT_EQ(checked.job->metadata.other["resourceVersion"], "123");
+}
+
+TEST(ValidationRulesTest, BadNamespace) {
+  json job = Job();
+  job["metadata"]["namespace"] = "ML_Team";
+  EXPECT_THAT(Problems(job), ElementsAre(HasSubstr("metadata.namespace: Invalid value")));
+}
+
+TEST(ValidationRulesTest, NameLengthDependsOnTheLargestIndex) {
+  TrainingJobSpec spec = DecodeTrainingJob(Job()).job.spec;
+  // "-coordinator-0" (14 characters) is the longest suffix until workers reach 7 digits.
+  EXPECT_EQ(MaxJobNameLength(spec), 49u);
+  spec.replica_specs[ReplicaType::kWorker].replicas = 1000000;  // "-worker-999999"
+  EXPECT_EQ(MaxJobNameLength(spec), 49u);
+  spec.replica_specs[ReplicaType::kWorker].replicas = 1000001;  // "-worker-1000000"
+  EXPECT_EQ(MaxJobNameLength(spec), 48u);
+
+  json job = Job();
+  job["metadata"]["name"] = std::string(48, 'a');
+  job["spec"]["replicaSpecs"]["Worker"]["replicas"] = 1000001;
+  EXPECT_THAT(Problems(job), ElementsAre());
+  job["metadata"]["name"] = std::string(49, 'a');
+  EXPECT_THAT(Problems(job),
+              ElementsAre(HasSubstr("must be no more than 48 characters: the replica name \"" +
+                                    std::string(49, 'a') + "-worker-1000000\" would be 64")));
+}
+
+TEST(ValidationRulesTest, NameAtTheLimitIsValid) {
+  json job = Job();
+  job["metadata"]["name"] = "a" + std::string(47, 'b') + "c";  // 49
+  EXPECT_THAT(Problems(job), ElementsAre());
+}
+
+TEST(ValidationRulesTest, DnsLabels) {
+  EXPECT_TRUE(IsDns1123Label("0abc"));
+  EXPECT_FALSE(IsDns1035Label("0abc"));
+  EXPECT_TRUE(IsDns1035Label("digits-2"));
+  EXPECT_FALSE(IsDns1035Label("digits-"));
+  EXPECT_FALSE(IsDns1035Label("-digits"));
+  EXPECT_FALSE(IsDns1035Label("di.gits"));
+  EXPECT_FALSE(IsDns1035Label(std::string(64, 'a')));
+  EXPECT_TRUE(IsDns1035Label(std::string(63, 'a')));
+}
+
+TEST(ValidationRulesTest, DefaultsFillEveryUnsetField) {
+  TrainingJob job = WithDefaults(DecodeTrainingJob(Job()).job);
+  for (const auto& [type, replica] : job.spec.replica_specs) {
+    EXPECT_EQ(replica.restart_policy, RestartPolicy::kExitCode);
+  }
+  EXPECT_EQ(job.spec.replica_specs[ReplicaType::kCoordinator].replicas, 1);
+  EXPECT_EQ(job.spec.replica_specs[ReplicaType::kPs].replicas, 2);
+  EXPECT_EQ(job.spec.run_policy.backoff_limit, 6);
+  EXPECT_EQ(job.spec.run_policy.clean_pod_policy, CleanPodPolicy::kRunning);
+  EXPECT_EQ(job.spec.run_policy.suspend, false);
+  EXPECT_EQ(job.spec.run_policy.active_deadline_seconds, std::nullopt);
+  EXPECT_EQ(job.spec.run_policy.ttl_seconds_after_finished, std::nullopt);
+  EXPECT_EQ(job.spec.fault_tolerance.restart_exit_codes, std::vector<int32_t>{42});
+  EXPECT_EQ(job.spec.fault_tolerance.worker_recovery_timeout_seconds, 3600);
+  EXPECT_EQ(job.spec.fault_tolerance.transient_ps_failure_threshold, 3);
+  EXPECT_EQ(job.spec.preemption.grace_period_seconds, 0);
+  EXPECT_EQ(job.spec.checkpoint, std::nullopt);
+  // Defaulting twice changes nothing.
+  EXPECT_EQ(WithDefaults(job), job);
+}
+
+TEST(ValidationRulesTest, DefaultsKeepExplicitValues) {
+  json manifest = Job();
+  manifest["spec"]["faultTolerance"] = {{"restartExitCodes", json::array()}};
+  manifest["spec"]["runPolicy"] = {{"backoffLimit", 0}, {"cleanPodPolicy", "None"}};
+  manifest["spec"]["checkpoint"] = {{"dir", "/ckpt"}};
+  TrainingJob job = WithDefaults(DecodeTrainingJob(manifest).job);
+  EXPECT_EQ(job.spec.fault_tolerance.restart_exit_codes, std::vector<int32_t>{});
+  EXPECT_EQ(job.spec.run_policy.backoff_limit, 0);
+  EXPECT_EQ(job.spec.run_policy.clean_pod_policy, CleanPodPolicy::kNone);
+  ASSERT_TRUE(job.spec.checkpoint.has_value());
+  EXPECT_EQ(job.spec.checkpoint->keep, 3);
+  EXPECT_EQ(job.spec.checkpoint->interval_steps, std::nullopt);
+}
+
+}  // namespace
+}  // namespace tj::v1alpha1
