@@ -1,0 +1,201 @@
+#include "operator/kube/cpprest_transport.h"
+
+#include <cpprest/http_client.h>
+
+#include <algorithm>
+#include <boost/asio/ssl.hpp>
+#include <cctype>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace tj::kube {
+namespace {
+
+namespace http = web::http;
+namespace client = web::http::client;
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Loads the TLS material into `ctx`; throws boost::system::system_error on bad PEM.
+void ConfigureTls(const KubeConfig& config, boost::asio::ssl::context& ctx) {
+  if (!config.ca_pem.empty()) {
+    ctx.add_certificate_authority(boost::asio::buffer(config.ca_pem));
+  }
+  if (!config.client_cert_pem.empty()) {
+    ctx.use_certificate_chain(boost::asio::buffer(config.client_cert_pem));
+    ctx.use_private_key(boost::asio::buffer(config.client_key_pem), boost::asio::ssl::context::pem);
+  }
+}
+
+client::http_client_config MakeConfig(const KubeConfig& config, absl::Duration timeout) {
+  client::http_client_config cfg;
+  // cpprestsdk's asio client restarts this timer on every read, so it is a read-idle timeout.
+  cfg.set_timeout(std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout)));
+  cfg.set_validate_certificates(!config.insecure_skip_tls_verify);
+  cfg.set_ssl_context_callback(
+      [config](boost::asio::ssl::context& ctx) { ConfigureTls(config, ctx); });
+  return cfg;
+}
+
+http::http_request MakeRequest(const HttpRequest& request, const std::string& token) {
+  http::http_request req(http::method(request.method));
+  req.set_request_uri(web::uri(request.path));
+  std::string content_type = "application/json";
+  for (const auto& [name, value] : request.headers) {
+    if (Lower(name) == "content-type") {
+      content_type = value;
+    } else {
+      req.headers().add(name, value);
+    }
+  }
+  if (!token.empty()) req.headers().add("Authorization", absl::StrCat("Bearer ", token));
+  if (!request.body.empty() || request.method == "POST" || request.method == "PUT" ||
+      request.method == "PATCH") {
+    req.set_body(request.body, content_type);
+  }
+  return req;
+}
+
+HttpResponse Head(const http::http_response& response) {
+  HttpResponse out;
+  out.status = response.status_code();
+  for (const auto& [name, value] : response.headers()) out.headers[Lower(name)] = value;
+  return out;
+}
+
+std::string BodyOf(http::http_response& response) {
+  std::vector<unsigned char> bytes = response.extract_vector().get();
+  return std::string(bytes.begin(), bytes.end());
+}
+
+}  // namespace
+
+struct CppRestTransport::Clients {
+  client::http_client regular;
+  absl::Duration regular_timeout;
+};
+
+absl::StatusOr<std::unique_ptr<CppRestTransport>> CppRestTransport::Create(
+    const KubeConfig& config) {
+  if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(config.source, ": server \"", config.server, "\" is not an http(s) URL"));
+  }
+  try {
+    boost::asio::ssl::context probe(boost::asio::ssl::context::tls_client);
+    ConfigureTls(config, probe);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(config.source, ": context \"", config.context,
+                     "\": cannot load the CA, client certificate or key: ", e.what()));
+  }
+  auto transport = std::unique_ptr<CppRestTransport>(new CppRestTransport(config));
+  return transport;
+}
+
+CppRestTransport::CppRestTransport(KubeConfig config)
+    : config_(std::move(config)),
+      clients_(new Clients{
+          client::http_client(web::uri(config_.server), MakeConfig(config_, absl::Seconds(30))),
+          absl::Seconds(30)}),
+      token_(config_.token),
+      token_read_at_(absl::Now()) {}
+
+CppRestTransport::~CppRestTransport() = default;
+
+std::string CppRestTransport::Token() {
+  std::lock_guard<std::mutex> lock(token_mu_);
+  if (!config_.token_file.empty() && absl::Now() - token_read_at_ > absl::Minutes(1)) {
+    std::ifstream in(config_.token_file);
+    if (in) {
+      std::stringstream ss;
+      ss << in.rdbuf();
+      std::string token = ss.str();
+      while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+      if (!token.empty()) token_ = token;
+    }
+    token_read_at_ = absl::Now();  // keep the old token if the file is briefly unreadable
+  }
+  return token_;
+}
+
+absl::StatusOr<HttpResponse> CppRestTransport::Send(const HttpRequest& request) {
+  const std::string where = absl::StrCat(request.method, " ", config_.server, request.path);
+  try {
+    http::http_response response;
+    if (request.timeout == clients_->regular_timeout) {
+      response = clients_->regular.request(MakeRequest(request, Token())).get();
+    } else {
+      client::http_client one(web::uri(config_.server), MakeConfig(config_, request.timeout));
+      response = one.request(MakeRequest(request, Token())).get();
+    }
+    HttpResponse out = Head(response);
+    out.body = BodyOf(response);
+    return out;
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat(where, ": ", e.what()));
+  }
+}
+
+absl::StatusOr<HttpResponse> CppRestTransport::Stream(const HttpRequest& request,
+                                                      const StreamOptions& options,
+                                                      const ChunkCallback& on_chunk) {
+  const std::string where = absl::StrCat(request.method, " ", config_.server, request.path);
+  // Its own client: the timeout is per client and here it is the read-idle timeout.
+  client::http_client stream_client(web::uri(config_.server),
+                                    MakeConfig(config_, options.read_idle_timeout));
+  pplx::cancellation_token_source cts;
+  if (options.cancel) options.cancel->SetHook([cts]() { cts.cancel(); });
+  auto cancelled = [&]() { return options.cancel && options.cancel->cancelled(); };
+  absl::Time last_byte = absl::Now();
+  HttpResponse head;
+  try {
+    http::http_response response =
+        stream_client.request(MakeRequest(request, Token()), cts.get_token()).get();
+    head = Head(response);
+    if (head.status < 200 || head.status >= 300) {
+      head.body = BodyOf(response);
+    } else {
+      auto buffer = response.body().streambuf();
+      std::vector<char> chunk(64 * 1024);
+      while (true) {
+        // getn(ptr, N) waits until N bytes are buffered, which on a quiet watch stalls events
+        // for minutes. So wait for one byte, then take whatever else is already buffered.
+        auto* data = reinterpret_cast<unsigned char*>(chunk.data());
+        size_t n = buffer.getn(data, 1).get();
+        if (n == 0) break;  // end of body
+        const size_t more = std::min(buffer.in_avail(), chunk.size() - 1);
+        if (more > 0) n += buffer.getn(data + 1, more).get();
+        last_byte = absl::Now();
+        if (!on_chunk(std::string_view(chunk.data(), n))) {
+          cts.cancel();  // aborts the connection; nothing more will be read
+          break;
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    if (options.cancel) options.cancel->SetHook(nullptr);
+    if (cancelled()) return absl::CancelledError(absl::StrCat(where, ": cancelled"));
+    if (absl::Now() - last_byte >= options.read_idle_timeout) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(where, ": no data for ", absl::FormatDuration(options.read_idle_timeout),
+                       " (read-idle timeout): ", e.what()));
+    }
+    return absl::UnavailableError(absl::StrCat(where, ": ", e.what()));
+  }
+  if (options.cancel) options.cancel->SetHook(nullptr);
+  if (cancelled()) return absl::CancelledError(absl::StrCat(where, ": cancelled"));
+  return head;
+}
+
+}  // namespace tj::kube
