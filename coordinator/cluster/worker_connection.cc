@@ -388,6 +388,8 @@ void WorkerConnection::HandleResult(v1::RunResult& result) {
     if (result.failure() == v1::FAILURE_KIND_NONE) ++completed_;
   }
   const absl::Status status = FromProto(result.status());
+  // On failure the queue learns of the error before the RemoteValue shows it: a caller who fetched
+  // the error and then calls Schedule must see it raised.
   switch (result.failure()) {
     case v1::FAILURE_KIND_NONE:
       closure->output->SetValue(std::move(*result.mutable_output()));
@@ -398,8 +400,8 @@ void WorkerConnection::HandleResult(v1::RunResult& result) {
       env_.queue->MarkFinished();
       return;
     case v1::FAILURE_KIND_APPLICATION:
-      closure->output->SetError(status);
       env_.queue->MarkFailed(status);
+      closure->output->SetError(status);
       return;
     case v1::FAILURE_KIND_PS_UNAVAILABLE: {
       if (env_.ps_failures->RecordAndIgnore(result.ps_task())) {
@@ -416,8 +418,8 @@ void WorkerConnection::HandleResult(v1::RunResult& result) {
           absl::StrCat("parameter server /job:ps/task:", result.ps_task(),
                        " failed (", env_.ps_failures->count(result.ps_task()),
                        " errors reached the threshold): ", status.message()));
-      closure->output->SetError(failure);
       env_.queue->MarkFailed(failure);
+      closure->output->SetError(failure);
       return;
     }
     case v1::FAILURE_KIND_RESOURCE_MISSING: {
@@ -428,8 +430,8 @@ void WorkerConnection::HandleResult(v1::RunResult& result) {
         if (resource_error.ok()) ++put_back_;
       }
       if (!resource_error.ok()) {
-        closure->output->SetError(resource_error);
         env_.queue->MarkFailed(resource_error);
+        closure->output->SetError(resource_error);
         return;
       }
       need_rebuild_.store(true);
@@ -437,11 +439,13 @@ void WorkerConnection::HandleResult(v1::RunResult& result) {
       env_.queue->Wake();
       return;
     }
-    default:
-      closure->output->SetError(status);
-      env_.queue->MarkFailed(absl::InternalError(
-          absl::StrCat("worker ", index_, " sent an unknown failure kind ", static_cast<int>(result.failure()))));
+    default: {
+      const absl::Status unknown = absl::InternalError(absl::StrCat(
+          "worker ", index_, " sent an unknown failure kind ", static_cast<int>(result.failure())));
+      env_.queue->MarkFailed(unknown);
+      closure->output->SetError(unknown);
       return;
+    }
   }
 }
 
