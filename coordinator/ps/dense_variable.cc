@@ -1,58 +1,134 @@
 #include "coordinator/ps/dense_variable.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <span>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "coordinator/base/status_macros.h"
+#include "coordinator/ps/initializer.h"
 #include "spdlog/spdlog.h"
 
 namespace tj {
 namespace {
 
-void CheckOrDie(bool ok, const TensorSpec& spec, const v1::Tensor& tensor, const char* what) {
+void CheckOrDie(bool ok, const DenseVariableConfig& config, const v1::Tensor& tensor,
+                const char* what) {
   if (ok) return;
-  spdlog::critical("DenseVariable::{}: {} does not fit variable {} (caller skipped validation)",
-                   what, TensorSpec::Of(tensor).ToString(), spec.ToString());
+  spdlog::critical(
+      "DenseVariable::{}: {} does not fit variable '{}' {} (caller skipped validation)", what,
+      TensorSpec::Of(tensor).ToString(), config.name, config.spec.ToString());
   std::abort();
 }
 
 }  // namespace
 
-DenseVariable::DenseVariable(const v1::Tensor& initial_value)
-    : spec_(TensorSpec::Of(initial_value)),
-      num_bytes_(static_cast<size_t>(spec_.num_elements()) * sizeof(float)),
-      values_(static_cast<size_t>(spec_.num_elements())) {
-  CheckOrDie(spec_.dtype == v1::DTYPE_FLOAT32 && initial_value.data().size() == num_bytes_, spec_,
-             initial_value, "DenseVariable");
-  // No lock yet: nothing else can see this object while it is being constructed.
-  std::memcpy(values_.data(), initial_value.data().data(), num_bytes_);
+DenseVariable::DenseVariable(DenseVariableConfig config)
+    : config_(std::move(config)),
+      num_elements_(static_cast<size_t>(config_.spec.num_elements())),
+      values_(num_elements_) {
+  slots_.reserve(static_cast<size_t>(config_.optimizer.num_slots()));
+  for (int s = 0; s < config_.optimizer.num_slots(); ++s) {
+    slots_.emplace_back(num_elements_, config_.optimizer.slot_initial_value(s));
+  }
+}
+
+DenseVariable::DenseVariable(DenseVariableConfig config, const v1::VariableSpec& spec)
+    : DenseVariable(std::move(config)) {
+  // No lock: nothing else can see this object while it is being constructed.
+  if (spec.has_initial_value()) {
+    const v1::Tensor& value = spec.initial_value();
+    CheckOrDie(config_.spec.dtype == v1::DTYPE_FLOAT32 &&
+                   value.data().size() == num_elements_ * sizeof(float),
+               config_, value, "DenseVariable");
+    std::memcpy(values_.data(), value.data().data(), value.data().size());
+  } else {
+    FillInitialValues(spec.initializer(),
+                      InitializerStream(spec.initializer(), InitializerName(spec)),
+                      config_.first_element, values_);
+  }
+}
+
+int64_t DenseVariable::step() const {
+  std::shared_lock lock(mu_);
+  return step_;
 }
 
 void DenseVariable::CopyTo(v1::Tensor& out) const {
-  out.set_dtype(spec_.dtype);
-  out.mutable_shape()->Assign(spec_.shape.begin(), spec_.shape.end());
+  out.set_dtype(config_.spec.dtype);
+  out.mutable_shape()->Assign(config_.spec.shape.begin(), config_.spec.shape.end());
   std::string* data = out.mutable_data();
+  const size_t num_bytes = num_elements_ * sizeof(float);
   // Allocate before taking the lock so that pushes wait only for the copy itself.
   data->clear();
-  data->reserve(num_bytes_);
+  data->reserve(num_bytes);
   std::shared_lock lock(mu_);
-  data->assign(reinterpret_cast<const char*>(values_.data()), num_bytes_);
+  data->assign(reinterpret_cast<const char*>(values_.data()), num_bytes);
 }
 
-void DenseVariable::Add(const v1::Tensor& delta) {
-  CheckOrDie(spec_.Matches(delta) && delta.data().size() == num_bytes_, spec_, delta, "Add");
-  // The wire bytes carry no alignment guarantee, so each element is memcpy'd out; compilers turn
-  // this into unaligned vector loads.
-  const char* src = delta.data().data();
+void DenseVariable::Apply(const v1::Tensor& grad) {
+  CheckOrDie(config_.spec.Matches(grad) && grad.data().size() == num_elements_ * sizeof(float),
+             config_, grad, "Apply");
   std::unique_lock lock(mu_);
-  float* dst = values_.data();
-  const size_t n = values_.size();
-  for (size_t i = 0; i < n; ++i) {
-    float d;
-    std::memcpy(&d, src + i * sizeof(float), sizeof(float));
-    dst[i] += d;
+  ApplyUpdate(config_.optimizer, step_, num_elements_, grad.data().data(), values_.data(),
+              slots_.empty() ? nullptr : slots_[0].data(),
+              slots_.size() < 2 ? nullptr : slots_[1].data());
+  ++step_;
+}
+
+v1::VariableSpec DenseVariable::SpecWithoutValue() const {
+  v1::VariableSpec spec;
+  spec.set_name(config_.name);
+  spec.mutable_shape()->Assign(config_.spec.shape.begin(), config_.spec.shape.end());
+  *spec.mutable_optimizer() = config_.optimizer.ToProto();
+  if (!config_.partition.full_name().empty()) *spec.mutable_partition() = config_.partition;
+  return spec;
+}
+
+absl::Status DenseVariable::Export(StateWriter& writer) const {
+  v1::StateRecord record;
+  std::shared_lock lock(mu_);
+  v1::StateRecord::Variable* variable = record.mutable_variable();
+  *variable->mutable_spec() = SpecWithoutValue();
+  variable->set_step(step_);
+  TJ_RETURN_IF_ERROR(writer.Write(record));
+  for (size_t slot = 0; slot <= slots_.size(); ++slot) {
+    const std::vector<float>& source = slot == 0 ? values_ : slots_[slot - 1];
+    // An empty variable still gets one (empty) chunk per array, so that import sees every slot.
+    for (size_t offset = 0; offset == 0 || offset < source.size();
+         offset += static_cast<size_t>(kStateChunkFloats)) {
+      const size_t n = std::min(source.size() - offset, static_cast<size_t>(kStateChunkFloats));
+      v1::StateRecord::DenseChunk* chunk = record.mutable_dense_chunk();
+      chunk->set_slot(static_cast<int32_t>(slot));
+      chunk->set_offset(static_cast<int64_t>(offset));
+      chunk->mutable_data()->assign(reinterpret_cast<const char*>(source.data() + offset),
+                                    n * sizeof(float));
+      TJ_RETURN_IF_ERROR(writer.Write(record));
+    }
   }
+  return absl::OkStatus();
+}
+
+absl::Status DenseVariable::ImportChunk(const v1::StateRecord::DenseChunk& chunk) {
+  const int64_t slot = chunk.slot();
+  if (slot < 0 || slot > static_cast<int64_t>(slots_.size())) {
+    return absl::DataLossError(absl::StrCat("variable '", config_.name, "' has no slot ", slot,
+                                            " under ", config_.optimizer.ToString()));
+  }
+  std::vector<float>& target = slot == 0 ? values_ : slots_[static_cast<size_t>(slot - 1)];
+  const size_t n = chunk.data().size() / sizeof(float);
+  if (chunk.data().size() % sizeof(float) != 0 || chunk.offset() < 0 ||
+      static_cast<size_t>(chunk.offset()) > target.size() ||
+      n > target.size() - static_cast<size_t>(chunk.offset())) {
+    return absl::DataLossError(absl::StrCat("chunk of ", chunk.data().size(), " bytes at ",
+                                            chunk.offset(), " does not fit variable '",
+                                            config_.name, "' ", config_.spec.ToString()));
+  }
+  std::memcpy(target.data() + chunk.offset(), chunk.data().data(), chunk.data().size());
+  return absl::OkStatus();
 }
 
 }  // namespace tj

@@ -1,40 +1,65 @@
-// One dense float32 variable held by a parameter server. Its spec never changes after creation, so
-// it is read without a lock; the values have a lock of their own so that pushes to different
-// variables never wait for each other.
+// One dense float32 variable held by a parameter server, with its optimizer's slots and step count
+// next to it. Its spec never changes after creation, so it is read without a lock; values, slots
+// and step share one lock of their own, so pushes to different variables never wait for each other.
 #pragma once
 
+#include <cstdint>
 #include <shared_mutex>
+#include <string>
 #include <vector>
 
-#include "coordinator/ps/tensor_spec.h"
-#include "tj/v1/value.pb.h"
+#include "absl/status/status.h"
+#include "coordinator/ps/state_stream.h"
+#include "coordinator/ps/variable_spec.h"
+#include "tj/v1/ps.pb.h"
 
 namespace tj {
 
 class DenseVariable {
  public:
-  // `initial_value` must be a float32 tensor that passed CheckWellFormed; the store checks that.
-  explicit DenseVariable(const v1::Tensor& initial_value);
+  // `config` comes from CheckVariableSpec(`spec`) and is float32. The values start as
+  // spec.initial_value() when it is set, else from spec.initializer(); slots at their initial
+  // value.
+  DenseVariable(DenseVariableConfig config, const v1::VariableSpec& spec);
+  // Zeros everywhere, to be filled by ImportChunk.
+  explicit DenseVariable(DenseVariableConfig config);
 
   DenseVariable(const DenseVariable&) = delete;
   DenseVariable& operator=(const DenseVariable&) = delete;
 
-  const TensorSpec& spec() const { return spec_; }
+  const DenseVariableConfig& config() const { return config_; }
+  const std::string& name() const { return config_.name; }
+  const TensorSpec& spec() const { return config_.spec; }
+  const OptimizerConfig& optimizer() const { return config_.optimizer; }
+  int64_t step() const;
 
   // Writes dtype, shape and the current values into `out`, replacing what it held.
   void CopyTo(v1::Tensor& out) const;
 
-  // Adds `delta` element-wise. `delta` must be well-formed and match spec(); a mismatch here is a
-  // bug in the caller and aborts rather than corrupting memory.
-  void Add(const v1::Tensor& delta);
+  // Applies `grad` with the optimizer and counts a step. `grad` must be well-formed, finite and
+  // match spec(); a mismatch here is a bug in the caller and aborts rather than corrupting memory.
+  void Apply(const v1::Tensor& grad);
+
+  // Writes a Variable record, then the values and each slot in DenseChunks, all under one read
+  // lock: pushes wait, pulls do not.
+  absl::Status Export(StateWriter& writer) const;
+  // Copies one chunk in. DataLoss for a slot this optimizer lacks or a range outside the variable.
+  // Only for a variable not yet shared with other threads.
+  absl::Status ImportChunk(const v1::StateRecord::DenseChunk& chunk);
+  void set_step(int64_t step) { step_ = step; }
 
  private:
-  const TensorSpec spec_;
-  const size_t num_bytes_;
+  // The spec a Variable record carries: everything but the values.
+  v1::VariableSpec SpecWithoutValue() const;
+
+  const DenseVariableConfig config_;
+  const size_t num_elements_;
   // std::shared_mutex rather than absl::Mutex: Debian's Abseil is not built with TSan, which then
   // cannot see absl::Mutex and reports every guarded access as a race.
   mutable std::shared_mutex mu_;
-  std::vector<float> values_;  // guarded by mu_
+  std::vector<float> values_;              // guarded by mu_
+  std::vector<std::vector<float>> slots_;  // guarded by mu_; optimizer().num_slots() of them
+  int64_t step_ = 0;                       // guarded by mu_
 };
 
 }  // namespace tj

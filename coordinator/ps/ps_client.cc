@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/base/status_macros.h"
 #include "coordinator/base/wire_status.h"
 #include "coordinator/ps/ps_channel.h"
 #include "coordinator/ps/ps_error.h"
@@ -100,6 +101,82 @@ absl::StatusOr<v1::PsHealthResponse> PsClient::Health() const {
   absl::Status status = Translate(stub_->Health(&context, request, &response));
   if (!status.ok()) return status;
   return response;
+}
+
+template <typename Request, typename Response>
+absl::Status PsClient::Call(grpc::Status (v1::ParameterServer::Stub::*method)(grpc::ClientContext*,
+                                                                              const Request&,
+                                                                              Response*),
+                            const Request& request, Response& response) const {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  return Translate((stub_.get()->*method)(&context, request, &response));
+}
+
+absl::Status PsClient::Create(const v1::CreateVariablesRequest& request) const {
+  v1::CreateVariablesResponse response;
+  return Call(&v1::ParameterServer::Stub::CreateVariables, request, response);
+}
+
+absl::StatusOr<v1::LookupResponse> PsClient::Lookup(const v1::LookupRequest& request) const {
+  v1::LookupResponse response;
+  TJ_RETURN_IF_ERROR(Call(&v1::ParameterServer::Stub::Lookup, request, response));
+  return response;
+}
+
+absl::Status PsClient::PushSparse(const v1::PushSparseRequest& request) const {
+  v1::PushSparseResponse response;
+  return Call(&v1::ParameterServer::Stub::PushSparse, request, response);
+}
+
+absl::StatusOr<v1::SaveShardResponse> PsClient::SaveShard(const std::string& path) const {
+  v1::SaveShardRequest request;
+  request.set_path(path);
+  v1::SaveShardResponse response;
+  TJ_RETURN_IF_ERROR(Call(&v1::ParameterServer::Stub::SaveShard, request, response));
+  return response;
+}
+
+absl::StatusOr<v1::RestoreShardResponse> PsClient::RestoreShard(const std::string& path) const {
+  v1::RestoreShardRequest request;
+  request.set_path(path);
+  v1::RestoreShardResponse response;
+  TJ_RETURN_IF_ERROR(Call(&v1::ParameterServer::Stub::RestoreShard, request, response));
+  return response;
+}
+
+void PsClient::CreateAsync(grpc::ClientContext& context, const v1::CreateVariablesRequest& request,
+                           v1::CreateVariablesResponse& response, Done done) const {
+  SetDeadline(context);
+  stub_->async()->CreateVariables(&context, &request, &response, Translating(std::move(done)));
+}
+
+void PsClient::PullAsync(grpc::ClientContext& context, const v1::PullRequest& request,
+                         v1::PullResponse& response, Done done) const {
+  SetDeadline(context);
+  stub_->async()->Pull(&context, &request, &response, Translating(std::move(done)));
+}
+
+void PsClient::PushAsync(grpc::ClientContext& context, const v1::PushRequest& request,
+                         v1::PushResponse& response, Done done) const {
+  SetDeadline(context);
+  stub_->async()->Push(&context, &request, &response, Translating(std::move(done)));
+}
+
+void PsClient::LookupAsync(grpc::ClientContext& context, const v1::LookupRequest& request,
+                           v1::LookupResponse& response, Done done) const {
+  SetDeadline(context);
+  stub_->async()->Lookup(&context, &request, &response, Translating(std::move(done)));
+}
+
+void PsClient::PushSparseAsync(grpc::ClientContext& context, const v1::PushSparseRequest& request,
+                               v1::PushSparseResponse& response, Done done) const {
+  SetDeadline(context);
+  stub_->async()->PushSparse(&context, &request, &response, Translating(std::move(done)));
+}
+
+std::function<void(grpc::Status)> PsClient::Translating(Done done) const {
+  return [this, done = std::move(done)](grpc::Status status) { done(Translate(status)); };
 }
 
 absl::Status PsClient::Translate(const grpc::Status& status) const {

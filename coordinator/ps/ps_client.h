@@ -5,6 +5,7 @@
 
 #include <grpcpp/channel.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,14 +41,48 @@ class PsClient {
   absl::Status CreateVariables(std::vector<v1::VariableSpec> variables) const;
   // The current values of `names`, in order.
   absl::StatusOr<std::vector<v1::Tensor>> Pull(const std::vector<std::string>& names) const;
-  // Adds deltas[i] element-wise to variable names[i]; all-or-nothing on the PS.
+  // Applies deltas[i] to variable names[i] with its optimizer (added element-wise under the default
+  // assign_add); all-or-nothing on the PS.
   absl::Status Push(const std::vector<std::string>& names, std::vector<v1::Tensor> deltas) const;
   absl::StatusOr<v1::PsHealthResponse> Health() const;
+
+  // Creates the request's variables and tables; idempotent like CreateVariables.
+  absl::Status Create(const v1::CreateVariablesRequest& request) const;
+  // Rows of each lookup's ids, one [n, dim] tensor per lookup; missing rows are created.
+  absl::StatusOr<v1::LookupResponse> Lookup(const v1::LookupRequest& request) const;
+  // Applies sparse gradients with each table's optimizer; all-or-nothing on the PS.
+  absl::Status PushSparse(const v1::PushSparseRequest& request) const;
+  // Saves / replaces the PS's whole state to / from `path` on the PS's file system.
+  absl::StatusOr<v1::SaveShardResponse> SaveShard(const std::string& path) const;
+  absl::StatusOr<v1::RestoreShardResponse> RestoreShard(const std::string& path) const;
+
+  // Asynchronous forms, for fanning one logical call out to many PS tasks at once
+  // (ShardedPsClient). The deadline is set on `context`; `done` runs once, on a gRPC thread, with
+  // the status already translated like the synchronous calls'. `context`, `request`, `response` and
+  // this client must outlive that call.
+  using Done = std::function<void(absl::Status)>;
+  void CreateAsync(grpc::ClientContext& context, const v1::CreateVariablesRequest& request,
+                   v1::CreateVariablesResponse& response, Done done) const;
+  void PullAsync(grpc::ClientContext& context, const v1::PullRequest& request,
+                 v1::PullResponse& response, Done done) const;
+  void PushAsync(grpc::ClientContext& context, const v1::PushRequest& request,
+                 v1::PushResponse& response, Done done) const;
+  void LookupAsync(grpc::ClientContext& context, const v1::LookupRequest& request,
+                   v1::LookupResponse& response, Done done) const;
+  void PushSparseAsync(grpc::ClientContext& context, const v1::PushSparseRequest& request,
+                       v1::PushSparseResponse& response, Done done) const;
 
  private:
   // OK, a PsUnavailableError for connectivity failures, otherwise the PS's own status unchanged.
   absl::Status Translate(const grpc::Status& status) const;
   void SetDeadline(grpc::ClientContext& context) const;
+  // One synchronous unary call of `method` with a deadline, translated.
+  template <typename Request, typename Response>
+  absl::Status Call(grpc::Status (v1::ParameterServer::Stub::*method)(grpc::ClientContext*,
+                                                                      const Request&, Response*),
+                    const Request& request, Response& response) const;
+  // Wraps `done` into the callback gRPC's callback API expects.
+  std::function<void(grpc::Status)> Translating(Done done) const;
 
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::ParameterServer::Stub> stub_;

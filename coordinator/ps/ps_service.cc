@@ -4,6 +4,7 @@
 
 #include "absl/random/random.h"
 #include "coordinator/base/wire_status.h"
+#include "coordinator/ps/shard_file.h"
 
 namespace tj {
 namespace {
@@ -39,6 +40,7 @@ grpc::Status PsService::Health(grpc::ServerContext* /*context*/,
     response->set_ps_task(ps_task_);
     response->set_incarnation(incarnation_);
     response->set_num_variables(store_.num_variables());
+    response->set_num_tables(store_.num_tables());
     return grpc::Status::OK;
   });
 }
@@ -57,6 +59,37 @@ grpc::Status PsService::Pull(grpc::ServerContext* /*context*/, const v1::PullReq
 grpc::Status PsService::Push(grpc::ServerContext* /*context*/, const v1::PushRequest* request,
                              v1::PushResponse* /*response*/) {
   return IfAdmitted(drain_, [&] { return ToGrpc(store_.Push(*request)); });
+}
+
+grpc::Status PsService::Lookup(grpc::ServerContext* /*context*/, const v1::LookupRequest* request,
+                               v1::LookupResponse* response) {
+  return IfAdmitted(drain_, [&] { return ToGrpc(store_.Lookup(*request, *response)); });
+}
+
+grpc::Status PsService::PushSparse(grpc::ServerContext* /*context*/,
+                                   const v1::PushSparseRequest* request,
+                                   v1::PushSparseResponse* /*response*/) {
+  return IfAdmitted(drain_, [&] { return ToGrpc(store_.PushSparse(*request)); });
+}
+
+grpc::Status PsService::SaveShard(grpc::ServerContext* /*context*/,
+                                  const v1::SaveShardRequest* request,
+                                  v1::SaveShardResponse* response) {
+  return IfAdmitted(drain_, [&] {
+    absl::StatusOr<v1::SaveShardResponse> saved = SaveShardFile(store_, request->path());
+    if (saved.ok()) *response = *std::move(saved);
+    return ToGrpc(saved.status());
+  });
+}
+
+grpc::Status PsService::RestoreShard(grpc::ServerContext* /*context*/,
+                                     const v1::RestoreShardRequest* request,
+                                     v1::RestoreShardResponse* response) {
+  return IfAdmitted(drain_, [&] {
+    absl::StatusOr<v1::RestoreShardResponse> restored = RestoreShardFile(store_, request->path());
+    if (restored.ok()) *response = *std::move(restored);
+    return ToGrpc(restored.status());
+  });
 }
 
 }  // namespace tj

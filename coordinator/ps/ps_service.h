@@ -33,6 +33,14 @@ class PsService final : public v1::ParameterServer::Service {
                     v1::PullResponse* response) override;
   grpc::Status Push(grpc::ServerContext* context, const v1::PushRequest* request,
                     v1::PushResponse* response) override;
+  grpc::Status Lookup(grpc::ServerContext* context, const v1::LookupRequest* request,
+                      v1::LookupResponse* response) override;
+  grpc::Status PushSparse(grpc::ServerContext* context, const v1::PushSparseRequest* request,
+                          v1::PushSparseResponse* response) override;
+  grpc::Status SaveShard(grpc::ServerContext* context, const v1::SaveShardRequest* request,
+                         v1::SaveShardResponse* response) override;
+  grpc::Status RestoreShard(grpc::ServerContext* context, const v1::RestoreShardRequest* request,
+                            v1::RestoreShardResponse* response) override;
 
  private:
   const int ps_task_;

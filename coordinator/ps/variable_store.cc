@@ -1,5 +1,9 @@
 #include "coordinator/ps/variable_store.h"
 
+#include <google/protobuf/util/message_differencer.h>
+
+#include <cmath>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -7,58 +11,106 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "coordinator/base/status_macros.h"
+#include "coordinator/ps/status_naming.h"
 
 namespace tj {
 namespace {
 
-// Re-issues `status` with the same code, its message prefixed by what was being done to which
-// variable.
-absl::Status Naming(absl::string_view what, absl::string_view name, const absl::Status& status) {
-  return absl::Status(status.code(),
-                      absl::StrCat(what, " variable '", name, "': ", status.message()));
+std::string Describe(const DenseVariableConfig& c) {
+  return absl::StrCat(c.spec.ToString(), " with ", c.optimizer.ToString());
+}
+
+std::string Describe(const TableConfig& c) {
+  return absl::StrCat("dim ", c.dim, " initializer {", c.initializer.ShortDebugString(), "} with ",
+                      c.optimizer.ToString());
+}
+
+bool SameTable(const TableConfig& a, const TableConfig& b) {
+  return a.dim == b.dim && a.optimizer == b.optimizer &&
+         google::protobuf::util::MessageDifferencer::Equals(a.initializer, b.initializer);
 }
 
 }  // namespace
 
 absl::Status VariableStore::Create(const v1::CreateVariablesRequest& request) {
-  // Everything that can be checked without the map is checked before taking its exclusive lock.
+  // Everything that can be checked without the maps is checked before taking their exclusive lock.
+  std::vector<DenseVariableConfig> variable_configs;
+  variable_configs.reserve(static_cast<size_t>(request.variables_size()));
   for (const v1::VariableSpec& spec : request.variables()) {
     if (spec.name().empty()) {
       return absl::InvalidArgumentError("cannot create a variable without a name");
     }
-    TJ_RETURN_IF_ERROR(Naming("create", spec.name(), CheckWellFormed(spec.initial_value())));
+    absl::StatusOr<DenseVariableConfig> config = CheckVariableSpec(spec);
+    TJ_RETURN_IF_ERROR(Naming("create variable", spec.name(), config.status()));
+    variable_configs.push_back(*std::move(config));
+  }
+  std::vector<TableConfig> table_configs;
+  for (const v1::TableSpec& spec : request.tables()) {
+    if (spec.name().empty())
+      return absl::InvalidArgumentError("cannot create a table without a name");
+    absl::StatusOr<TableConfig> config = CheckTableSpec(spec);
+    TJ_RETURN_IF_ERROR(Naming("create table", spec.name(), config.status()));
+    table_configs.push_back(*std::move(config));
   }
 
   std::unique_lock lock(mu_);
-  // Specs this request introduces, so that a name repeated within one request is checked like a
+  // Entries this request introduces, so that a name repeated within one request is checked like a
   // name that already exists.
-  absl::flat_hash_map<std::string_view, const v1::Tensor*> introduced;
-  for (const v1::VariableSpec& spec : request.variables()) {
-    const v1::Tensor& value = spec.initial_value();
-    std::optional<std::string> existing_spec;
-    if (auto it = variables_.find(spec.name()); it != variables_.end()) {
-      if (it->second->spec().Matches(value)) continue;
-      existing_spec = it->second->spec().ToString();
-    } else if (auto it = introduced.find(spec.name()); it != introduced.end()) {
-      if (TensorSpec::Of(*it->second).Matches(value)) continue;
-      existing_spec = TensorSpec::Of(*it->second).ToString();
+  absl::flat_hash_map<std::string_view, int> introduced;
+  std::vector<int> new_variables;
+  for (int i = 0; i < static_cast<int>(variable_configs.size()); ++i) {
+    const DenseVariableConfig& config = variable_configs[static_cast<size_t>(i)];
+    const DenseVariableConfig* existing = nullptr;
+    if (auto it = variables_.find(config.name); it != variables_.end()) {
+      existing = &it->second->config();
+    } else if (auto it = introduced.find(config.name); it != introduced.end()) {
+      existing = &variable_configs[static_cast<size_t>(it->second)];
     }
-    if (existing_spec.has_value()) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("variable '", spec.name(), "' already exists as ", *existing_spec,
-                       "; cannot create it as ", TensorSpec::Of(value).ToString()));
+    if (existing != nullptr) {
+      if (existing->spec == config.spec && existing->optimizer == config.optimizer) continue;
+      return absl::AlreadyExistsError(absl::StrCat("variable '", config.name,
+                                                   "' already exists as ", Describe(*existing),
+                                                   "; cannot create it as ", Describe(config)));
     }
-    if (value.dtype() != v1::DTYPE_FLOAT32) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "create variable '", spec.name(), "': only float32 variables are supported, got ",
-          TensorSpec::Of(value).ToString()));
+    if (config.spec.dtype != v1::DTYPE_FLOAT32) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("create variable '", config.name,
+                       "': only float32 variables are supported, got ", config.spec.ToString()));
     }
-    introduced.emplace(spec.name(), &value);
+    introduced.emplace(config.name, i);
+    new_variables.push_back(i);
   }
-  // Creation is rare (start of training, restarted workers re-creating), so the initial values are
-  // copied under the exclusive lock rather than with a second, racing check.
-  for (const auto& [name, value] : introduced) {
-    variables_.emplace(std::string(name), std::make_shared<DenseVariable>(*value));
+  absl::flat_hash_map<std::string_view, int> introduced_tables;
+  std::vector<int> new_tables;
+  for (int i = 0; i < static_cast<int>(table_configs.size()); ++i) {
+    const TableConfig& config = table_configs[static_cast<size_t>(i)];
+    const TableConfig* existing = nullptr;
+    if (auto it = tables_.find(config.name); it != tables_.end()) {
+      existing = &it->second->config();
+    } else if (auto it = introduced_tables.find(config.name); it != introduced_tables.end()) {
+      existing = &table_configs[static_cast<size_t>(it->second)];
+    }
+    if (existing != nullptr) {
+      if (SameTable(*existing, config)) continue;
+      return absl::AlreadyExistsError(absl::StrCat("table '", config.name, "' already exists as ",
+                                                   Describe(*existing), "; cannot create it as ",
+                                                   Describe(config)));
+    }
+    introduced_tables.emplace(config.name, i);
+    new_tables.push_back(i);
+  }
+  // Creation is rare (start of training, restarted workers re-creating), so initial values are
+  // copied or generated under the exclusive lock rather than with a second, racing check.
+  for (int i : new_variables) {
+    DenseVariableConfig& config = variable_configs[static_cast<size_t>(i)];
+    std::string name = config.name;
+    variables_.emplace(std::move(name),
+                       std::make_shared<DenseVariable>(std::move(config), request.variables(i)));
+  }
+  for (int i : new_tables) {
+    TableConfig& config = table_configs[static_cast<size_t>(i)];
+    std::string name = config.name;
+    tables_.emplace(std::move(name), std::make_shared<EmbeddingTable>(std::move(config)));
   }
   return absl::OkStatus();
 }
@@ -76,19 +128,78 @@ absl::Status VariableStore::Push(const v1::PushRequest& request) {
                                                    request.deltas_size(), " deltas"));
   }
   TJ_ASSIGN_OR_RETURN(std::vector<VariablePtr> variables, Find(request.names()));
-  // Validate every delta before applying any, so that a malformed push leaves the model untouched.
+  // Validate every gradient before applying any, so that a malformed push leaves the model
+  // untouched.
   for (int i = 0; i < request.deltas_size(); ++i) {
     const v1::Tensor& delta = request.deltas(i);
-    TJ_RETURN_IF_ERROR(Naming("push to", request.names(i), CheckWellFormed(delta)));
+    TJ_RETURN_IF_ERROR(Naming("push to variable", request.names(i), CheckWellFormed(delta)));
     const TensorSpec& spec = variables[static_cast<size_t>(i)]->spec();
     if (!spec.Matches(delta)) {
       return absl::InvalidArgumentError(
           absl::StrCat("push to variable '", request.names(i), "': delta is ",
                        TensorSpec::Of(delta).ToString(), " but the variable is ", spec.ToString()));
     }
+    TJ_RETURN_IF_ERROR(
+        Naming("push to variable", request.names(i),
+               CheckFiniteGradient(delta.data().data(), delta.data().size() / sizeof(float))));
   }
   for (int i = 0; i < request.deltas_size(); ++i) {
-    variables[static_cast<size_t>(i)]->Add(request.deltas(i));
+    variables[static_cast<size_t>(i)]->Apply(request.deltas(i));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VariableStore::Lookup(const v1::LookupRequest& request, v1::LookupResponse& response) {
+  std::vector<TablePtr> tables;
+  tables.reserve(static_cast<size_t>(request.lookups_size()));
+  for (const v1::TableIds& lookup : request.lookups()) {
+    TJ_ASSIGN_OR_RETURN(TablePtr table, FindTable(lookup.table()));
+    if (lookup.ids().size() % sizeof(int64_t) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("lookup in table '", lookup.table(), "': ", lookup.ids().size(),
+                       " bytes of ids is not a whole number of int64s"));
+    }
+    tables.push_back(std::move(table));
+  }
+  response.mutable_values()->Reserve(request.lookups_size());
+  for (int i = 0; i < request.lookups_size(); ++i) {
+    const std::string& ids = request.lookups(i).ids();
+    EmbeddingTable& table = *tables[static_cast<size_t>(i)];
+    const size_t n = ids.size() / sizeof(int64_t);
+    v1::Tensor* out = response.add_values();
+    out->set_dtype(v1::DTYPE_FLOAT32);
+    out->add_shape(static_cast<int64_t>(n));
+    out->add_shape(table.dim());
+    // Rows are written straight into the response's bytes: no staging buffer.
+    std::string* data = out->mutable_data();
+    data->resize(n * static_cast<size_t>(table.dim()) * sizeof(float));
+    table.Lookup(ids.data(), n, data->data());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VariableStore::PushSparse(const v1::PushSparseRequest& request) {
+  std::vector<TablePtr> tables;
+  tables.reserve(static_cast<size_t>(request.updates_size()));
+  for (const v1::SparseGradients& update : request.updates()) {
+    TJ_ASSIGN_OR_RETURN(TablePtr table, FindTable(update.table()));
+    const size_t n = update.ids().size() / sizeof(int64_t);
+    const size_t dim = static_cast<size_t>(table->dim());
+    if (update.ids().size() % sizeof(int64_t) != 0 ||
+        update.gradients().size() != n * dim * sizeof(float)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "push to table '", update.table(), "': ", update.ids().size(), " bytes of ids and ",
+          update.gradients().size(), " bytes of gradients; expected 8 bytes per id and ",
+          dim * sizeof(float), " per gradient row (", n, " ids x dim ", dim, ")"));
+    }
+    TJ_RETURN_IF_ERROR(Naming("push to table", update.table(),
+                              CheckFiniteGradient(update.gradients().data(), n * dim)));
+    tables.push_back(std::move(table));
+  }
+  for (int i = 0; i < request.updates_size(); ++i) {
+    const v1::SparseGradients& update = request.updates(i);
+    tables[static_cast<size_t>(i)]->Push(update.ids().data(), update.ids().size() / sizeof(int64_t),
+                                         update.gradients().data());
   }
   return absl::OkStatus();
 }
@@ -96,6 +207,11 @@ absl::Status VariableStore::Push(const v1::PushRequest& request) {
 int64_t VariableStore::num_variables() const {
   std::shared_lock lock(mu_);
   return static_cast<int64_t>(variables_.size());
+}
+
+int64_t VariableStore::num_tables() const {
+  std::shared_lock lock(mu_);
+  return static_cast<int64_t>(tables_.size());
 }
 
 absl::StatusOr<std::vector<VariableStore::VariablePtr>> VariableStore::Find(
@@ -112,6 +228,16 @@ absl::StatusOr<std::vector<VariableStore::VariablePtr>> VariableStore::Find(
     found.push_back(it->second);
   }
   return found;
+}
+
+absl::StatusOr<VariableStore::TablePtr> VariableStore::FindTable(const std::string& name) const {
+  std::shared_lock lock(mu_);
+  auto it = tables_.find(name);
+  if (it == tables_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("table '", name, "' does not exist on this parameter server"));
+  }
+  return it->second;
 }
 
 }  // namespace tj

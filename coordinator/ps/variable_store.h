@@ -1,5 +1,6 @@
-// The variables one parameter-server task holds, by name, and the request-level semantics of
-// CreateVariables, Pull and Push. Knows nothing of gRPC: PsService is the glue around it.
+// The variables and embedding tables one PS task holds, by name: the request-level semantics of
+// CreateVariables, Pull, Push, Lookup and PushSparse, and export/import of the whole state for
+// checkpoints. Knows nothing of gRPC: PsService is the glue around it.
 #pragma once
 
 #include <cstdint>
@@ -12,47 +13,76 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "coordinator/ps/dense_variable.h"
+#include "coordinator/ps/embedding_table.h"
+#include "coordinator/ps/state_stream.h"
 #include "tj/v1/ps.pb.h"
 
 namespace tj {
 
-// Thread-safe. The name map has a reader/writer lock held only to look names up (and, exclusively,
-// to create variables, which happens rarely); each variable has its own lock, so pushes to
-// different variables run in parallel. Every request is all-or-nothing: one bad entry and nothing
-// is applied.
+// What ImportState restored.
+struct StateCounts {
+  int64_t num_variables = 0;
+  int64_t num_tables = 0;
+  int64_t num_rows = 0;
+};
+
+// Thread-safe. The name maps have a reader/writer lock held only to look names up (and,
+// exclusively, to create or restore, which happens rarely); each variable and each table row shard
+// has its own lock, so pushes to different variables or rows run in parallel and each push is
+// applied whole, as it arrives (asynchronous training). Every request is all-or-nothing: one bad
+// entry (unknown name: NotFound; wrong dtype, shape or size, NaN or infinity: InvalidArgument) and
+// nothing is applied. Errors name the variable or table.
 class VariableStore {
  public:
   VariableStore() = default;
   VariableStore(const VariableStore&) = delete;
   VariableStore& operator=(const VariableStore&) = delete;
 
-  // Creates each variable from its initial value. Idempotent: a variable that already exists with
-  // the same dtype and shape keeps its current value. A different dtype or shape is AlreadyExists
-  // naming the variable and both specs. Only float32 variables are supported for now.
+  // Creates each variable (from its initial value or initializer) and each table. Idempotent: one
+  // that already exists with the same shape (table: dim and initializer) and optimizer keeps its
+  // current state; anything else is AlreadyExists naming it and both specs. Only float32 variables.
   absl::Status Create(const v1::CreateVariablesRequest& request);
 
-  // Fills `response` with the values of request.names(), in order. Unknown name: NotFound. Each
-  // value is read whole under its variable's lock, but two variables may straddle a concurrent
-  // push.
+  // Fills `response` with the values of request.names(), in order. Each value is read whole under
+  // its variable's lock, but two variables may straddle a concurrent push.
   absl::Status Pull(const v1::PullRequest& request, v1::PullResponse& response) const;
 
-  // Adds each delta element-wise to its variable. Unknown name: NotFound; a delta of the wrong
-  // dtype, shape or byte size: InvalidArgument. Errors name the variable.
+  // Applies each gradient (delta) with its variable's optimizer.
   absl::Status Push(const v1::PushRequest& request);
 
+  // Fills `response` with one [n, dim] float32 tensor per lookup, creating missing rows.
+  absl::Status Lookup(const v1::LookupRequest& request, v1::LookupResponse& response);
+
+  // Applies each table's sparse gradients with the table's optimizer.
+  absl::Status PushSparse(const v1::PushSparseRequest& request);
+
   int64_t num_variables() const;
+  int64_t num_tables() const;
+
+  // Writes the whole state (variables by name, then tables by name) as StateRecords. Each variable
+  // and each table is a consistent snapshot taken under its own locks; for one snapshot of the
+  // whole store, nobody should push meanwhile (the coordinator pauses training to checkpoint).
+  absl::Status ExportState(const RecordSink& sink) const;
+  // Replaces the whole state with the one `source` yields. DataLoss for a stream that is truncated
+  // (no End record), malformed or inconsistent; the store is then left unchanged.
+  absl::StatusOr<StateCounts> ImportState(const RecordSource& source);
 
  private:
   using VariablePtr = std::shared_ptr<DenseVariable>;
+  using TablePtr = std::shared_ptr<EmbeddingTable>;
+  using VariableMap = absl::flat_hash_map<std::string, VariablePtr>;
+  using TableMap = absl::flat_hash_map<std::string, TablePtr>;
 
-  // Resolves every name, or NotFound naming the first unknown one. Variables are handed out as
-  // shared_ptr so that a later milestone can drop or replace them (restore) under a caller's feet.
+  // Resolves every name, or NotFound naming the first unknown one. Handed out as shared_ptr so that
+  // ImportState can replace the maps under a running call's feet.
   absl::StatusOr<std::vector<VariablePtr>> Find(
       const google::protobuf::RepeatedPtrField<std::string>& names) const;
+  absl::StatusOr<TablePtr> FindTable(const std::string& name) const;
 
   // A std::shared_mutex for the same reason as DenseVariable's: TSan can see it.
   mutable std::shared_mutex mu_;
-  absl::flat_hash_map<std::string, VariablePtr> variables_;  // guarded by mu_
+  VariableMap variables_;  // guarded by mu_
+  TableMap tables_;        // guarded by mu_
 };
 
 }  // namespace tj

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <thread>
 #include <vector>
 
@@ -219,6 +220,75 @@ TEST(VariableStoreTest, ConcurrentPushesAreNeverLost) {
 
   EXPECT_THAT(PullOne(store, "shared"), ElementsAre(8000, 16000));
   EXPECT_THAT(PullOne(store, "other"), ElementsAre(4000));
+}
+
+TEST(VariableStoreTest, CreateFromAnInitializerIsDeterministicAcrossStores) {
+  VariableStore a, b;
+  const v1::VariableSpec spec = testing::InitializedVariable("w", {4, 3}, testing::NormalInit(9));
+  ASSERT_TRUE(a.Create(CreateRequest({spec})).ok());
+  ASSERT_TRUE(b.Create(CreateRequest({spec})).ok());
+
+  const std::vector<float> values = PullOne(a, "w");
+  EXPECT_EQ(values.size(), 12u);
+  EXPECT_EQ(PullOne(b, "w"), values);
+  EXPECT_NE(values[0], values[1]);
+}
+
+TEST(VariableStoreTest, RecreatingWithAnotherOptimizerIsRejectedNamingBoth) {
+  VariableStore store;
+  v1::VariableSpec sgd = FloatVariable("w", {1}, {1});
+  *sgd.mutable_optimizer() = testing::SgdOptimizer(0.5f);
+  ASSERT_TRUE(store.Create(CreateRequest({sgd})).ok());
+  v1::VariableSpec adam = sgd;
+  *adam.mutable_optimizer() = testing::AdamOptimizer(0.5f);
+
+  EXPECT_TRUE(store.Create(CreateRequest({sgd})).ok());
+  const absl::Status status = store.Create(CreateRequest({adam}));
+
+  EXPECT_EQ(status.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(std::string(status.message()),
+              AllOf(HasSubstr("'w'"), HasSubstr("sgd(lr=0.5)"), HasSubstr("adam(lr=0.5")));
+}
+
+TEST(VariableStoreTest, NonFiniteGradientsAreRejectedNamingTheVariableAndApplyNothing) {
+  VariableStore store;
+  ASSERT_TRUE(
+      store.Create(CreateRequest({FloatVariable("a", {1}, {1}), FloatVariable("w", {1, 2}, {2})}))
+          .ok());
+  v1::PushRequest push = PushRequest("a", FloatTensor(std::vector<float>{5}, {1}));
+  push.add_names("w");
+  *push.add_deltas() = FloatTensor(std::vector<float>{1, -INFINITY}, {2});
+
+  const absl::Status status = store.Push(push);
+
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              AllOf(HasSubstr("'w'"), HasSubstr("element 1"), HasSubstr("infinite")));
+  EXPECT_THAT(PullOne(store, "a"), ElementsAre(1));
+}
+
+TEST(VariableStoreTest, BadSpecsAreRejectedNamingTheVariable) {
+  VariableStore store;
+  v1::VariableSpec nan_value = FloatVariable("n", {1, NAN}, {2});
+  v1::VariableSpec negative = testing::InitializedVariable("neg", {2, -1}, v1::Initializer());
+  v1::VariableSpec bad_partition = testing::InitializedVariable("p", {4}, v1::Initializer());
+  bad_partition.mutable_partition()->set_full_name("big");
+  bad_partition.mutable_partition()->set_row_offset(7);
+  bad_partition.mutable_partition()->set_full_rows(10);
+  v1::VariableSpec shape_clash = FloatVariable("c", {1, 2}, {2});
+  shape_clash.add_shape(3);
+
+  for (const auto& [spec, detail] :
+       std::vector<std::pair<v1::VariableSpec, std::string>>{{nan_value, "not finite"},
+                                                             {negative, "negative"},
+                                                             {bad_partition, "does not fit"},
+                                                             {shape_clash, "shape says"}}) {
+    const absl::Status status = store.Create(CreateRequest({spec}));
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << spec.name();
+    EXPECT_THAT(std::string(status.message()),
+                AllOf(HasSubstr("'" + spec.name() + "'"), HasSubstr(detail)));
+  }
+  EXPECT_EQ(store.num_variables(), 0);
 }
 
 }  // namespace

@@ -1,0 +1,171 @@
+// Sparse tables at the store level: rows on first touch, determinism across PS instances, the
+// open-addressing index, and bad input.
+#include "coordinator/ps/embedding_table.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "coordinator/ps/id_hash.h"
+#include "coordinator/ps/row_index.h"
+#include "coordinator/ps/variable_store.h"
+#include "tests/coordinator/ps/ps_test_values.h"
+
+namespace tj {
+namespace {
+
+using ::testing::AllOf;
+using testing::ConstantInit;
+using testing::CreateTablesRequest;
+using ::testing::ElementsAre;
+using testing::Floats;
+using ::testing::HasSubstr;
+using testing::LookupRequest;
+using testing::NormalInit;
+using testing::SgdOptimizer;
+using testing::SparsePush;
+using testing::Table;
+
+// The rows of `ids` in `table`, one vector of dim floats per id.
+std::vector<std::vector<float>> Rows(VariableStore& store, const std::string& table,
+                                     const std::vector<int64_t>& ids) {
+  v1::LookupResponse response;
+  const absl::Status status = store.Lookup(LookupRequest({{table, ids}}), response);
+  EXPECT_TRUE(status.ok()) << status;
+  if (!status.ok()) return {};
+  const v1::Tensor& t = response.values(0);
+  EXPECT_THAT(t.shape(), ElementsAre(static_cast<int64_t>(ids.size()), ::testing::_));
+  const std::vector<float> flat = Floats(t);
+  const size_t dim = static_cast<size_t>(t.shape(1));
+  std::vector<std::vector<float>> rows;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    rows.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i * dim),
+                      flat.begin() + static_cast<std::ptrdiff_t>((i + 1) * dim));
+  }
+  return rows;
+}
+
+TEST(EmbeddingTableTest, RowsAreCreatedOnFirstTouchFromTheInitializer) {
+  VariableStore store;
+  ASSERT_TRUE(store.Create(CreateTablesRequest({Table("emb", 3, ConstantInit(0.5f))})).ok());
+  auto table = std::make_unique<EmbeddingTable>(*CheckTableSpec(Table("t", 3)));
+  EXPECT_EQ(table->num_rows(), 0);
+
+  EXPECT_THAT(Rows(store, "emb", {10, -4}),
+              ElementsAre(ElementsAre(0.5, 0.5, 0.5), ElementsAre(0.5, 0.5, 0.5)));
+  ASSERT_TRUE(store.PushSparse(SparsePush("emb", {99}, {1, 2, 3})).ok());  // push creates too
+  EXPECT_THAT(Rows(store, "emb", {99}), ElementsAre(ElementsAre(1.5, 2.5, 3.5)));
+}
+
+TEST(EmbeddingTableTest, RowsAreTheSameOnTwoPsInstancesWhateverTheOrder) {
+  const v1::TableSpec spec = Table("emb", 8, NormalInit(11));
+  VariableStore a, b;
+  ASSERT_TRUE(a.Create(CreateTablesRequest({spec})).ok());
+  ASSERT_TRUE(b.Create(CreateTablesRequest({spec})).ok());
+  const std::vector<int64_t> ids = {1, 2, 3, std::numeric_limits<int64_t>::min(), -1, 1LL << 40};
+  std::vector<int64_t> reversed(ids.rbegin(), ids.rend());
+  Rows(b, "emb", {777, 778});  // b has other rows too
+
+  const auto rows_a = Rows(a, "emb", ids);
+  auto rows_b = Rows(b, "emb", reversed);
+  std::reverse(rows_b.begin(), rows_b.end());
+
+  EXPECT_EQ(rows_a, rows_b);
+  EXPECT_NE(rows_a[0], rows_a[1]);
+  EXPECT_EQ(Rows(a, "emb", ids), rows_a);  // a second lookup sees the same rows
+}
+
+TEST(EmbeddingTableTest, ManyRowsSurviveIndexGrowth) {
+  auto config = CheckTableSpec(Table("t", 2, v1::Initializer(), SgdOptimizer(1)));
+  ASSERT_TRUE(config.ok());
+  EmbeddingTable table(*config);
+  constexpr int64_t kRows = 100000;
+  std::vector<int64_t> ids(kRows);
+  std::vector<float> grads(kRows * 2);
+  for (int64_t i = 0; i < kRows; ++i) {
+    ids[static_cast<size_t>(i)] = i * 7919 - 50000;
+    grads[static_cast<size_t>(2 * i)] = -static_cast<float>(i);
+    grads[static_cast<size_t>(2 * i + 1)] = 1;
+  }
+  table.Push(reinterpret_cast<const char*>(ids.data()), ids.size(),
+             reinterpret_cast<const char*>(grads.data()));
+  std::vector<float> out(kRows * 2);
+  table.Lookup(reinterpret_cast<const char*>(ids.data()), ids.size(),
+               reinterpret_cast<char*>(out.data()));
+
+  EXPECT_EQ(table.num_rows(), kRows);
+  for (int64_t i = 0; i < kRows; i += 997) {
+    EXPECT_EQ(out[static_cast<size_t>(2 * i)], static_cast<float>(i));
+    EXPECT_EQ(out[static_cast<size_t>(2 * i + 1)], -1.0f);
+  }
+  // dim 2 under SGD: 8 bytes of row, plus the index; far below a node-based map's ~100 bytes.
+  EXPECT_LT(table.memory_bytes() / kRows, 48);
+}
+
+TEST(RowIndexTest, FindsWhatWasInsertedAndNothingElse) {
+  RowIndex index;
+  for (uint32_t i = 0; i < 1000; ++i) {
+    const int64_t id = static_cast<int64_t>(i) * 3;
+    EXPECT_EQ(index.FindOrInsert(id, RowHash(id), i), std::make_pair(i, true));
+  }
+  EXPECT_EQ(index.FindOrInsert(30, RowHash(30), 5000), std::make_pair(10u, false));
+  EXPECT_EQ(index.Find(299 * 3, RowHash(299 * 3)), 299u);
+  EXPECT_EQ(index.Find(1, RowHash(1)), RowIndex::kNoRow);
+  EXPECT_EQ(index.size(), 1000u);
+}
+
+TEST(EmbeddingTableTest, BadInputIsRejectedNamingTheTable) {
+  VariableStore store;
+  ASSERT_TRUE(store.Create(CreateTablesRequest({Table("emb", 2)})).ok());
+  v1::LookupResponse response;
+
+  const absl::Status unknown = store.Lookup(LookupRequest({{"nope", {1}}}), response);
+  const absl::Status unknown_push = store.PushSparse(SparsePush("nope", {1}, {1, 1}));
+  const absl::Status wrong_dim = store.PushSparse(SparsePush("emb", {1, 2}, {1, 1, 1}));
+  v1::LookupRequest ragged = LookupRequest({{"emb", {1}}});
+  ragged.mutable_lookups(0)->mutable_ids()->resize(5);
+  const absl::Status ragged_ids = store.Lookup(ragged, response);
+  const absl::Status nan = store.PushSparse(SparsePush("emb", {1, 2}, {1, 1, 1, NAN}));
+  v1::PushSparseRequest two = SparsePush("emb", {1}, {1, 1});
+  *two.add_updates() = SparsePush("emb", {2}, {1}).updates(0);
+  const absl::Status partly_bad = store.PushSparse(two);
+
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(unknown.message()), HasSubstr("'nope'"));
+  EXPECT_EQ(unknown_push.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(wrong_dim.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(wrong_dim.message()), AllOf(HasSubstr("'emb'"), HasSubstr("dim 2")));
+  EXPECT_EQ(ragged_ids.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(nan.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(nan.message()),
+              AllOf(HasSubstr("'emb'"), HasSubstr("element 3"), HasSubstr("NaN")));
+  EXPECT_EQ(partly_bad.code(), absl::StatusCode::kInvalidArgument);
+  // Nothing of the bad pushes was applied.
+  EXPECT_THAT(Rows(store, "emb", {1, 2}), ElementsAre(ElementsAre(0, 0), ElementsAre(0, 0)));
+}
+
+TEST(EmbeddingTableTest, RecreatingKeepsRowsAndADifferentSpecIsRejected) {
+  VariableStore store;
+  ASSERT_TRUE(store.Create(CreateTablesRequest({Table("emb", 2, ConstantInit(1))})).ok());
+  ASSERT_TRUE(store.PushSparse(SparsePush("emb", {4}, {1, 1})).ok());
+
+  EXPECT_TRUE(store.Create(CreateTablesRequest({Table("emb", 2, ConstantInit(1))})).ok());
+  const absl::Status other_dim = store.Create(CreateTablesRequest({Table("emb", 3)}));
+  const absl::Status other_optimizer =
+      store.Create(CreateTablesRequest({Table("emb", 2, ConstantInit(1), SgdOptimizer(0.1f))}));
+  const absl::Status bad_dim = store.Create(CreateTablesRequest({Table("x", 0)}));
+
+  EXPECT_THAT(Rows(store, "emb", {4}), ElementsAre(ElementsAre(2, 2)));
+  EXPECT_EQ(other_dim.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(std::string(other_dim.message()), AllOf(HasSubstr("'emb'"), HasSubstr("dim 3")));
+  EXPECT_EQ(other_optimizer.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(std::string(other_optimizer.message()), HasSubstr("sgd(lr=0.1)"));
+  EXPECT_EQ(bad_dim.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.num_tables(), 1);
+}
+
+}  // namespace
+}  // namespace tj

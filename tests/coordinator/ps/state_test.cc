@@ -1,0 +1,218 @@
+// ExportState / ImportState, the local record file and the SaveShard / RestoreShard RPCs: a round
+// trip restores exactly the same values, slots, steps and rows; damaged input changes nothing.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "coordinator/base/values.h"
+#include "coordinator/ps/ps_client.h"
+#include "coordinator/ps/ps_server.h"
+#include "coordinator/ps/shard_file.h"
+#include "coordinator/ps/variable_store.h"
+#include "tests/coordinator/ps/ps_state_view.h"
+#include "tests/coordinator/ps/ps_test_values.h"
+
+namespace tj {
+namespace {
+
+using testing::AdagradOptimizer;
+using testing::AdamOptimizer;
+using testing::CreateRequest;
+using testing::ExportRecords;
+using testing::FloatVariable;
+using ::testing::HasSubstr;
+using testing::InitializedVariable;
+using testing::NormalInit;
+using testing::SourceOf;
+using testing::SparsePush;
+using testing::Table;
+using testing::ViewOf;
+
+// A store with every kind of state: Adam and Adagrad variables with steps and slots, a plain one,
+// a variable larger than one export chunk, an empty one, and lazy-Adam and SGD tables with rows.
+void Populate(VariableStore& store) {
+  v1::CreateVariablesRequest create = CreateRequest(
+      {InitializedVariable("adam", {3, 2}, NormalInit(1), AdamOptimizer(0.01f)),
+       InitializedVariable("adagrad", {4}, NormalInit(2), AdagradOptimizer(0.1f)),
+       FloatVariable("plain", {1, 2, 3}, {3}), InitializedVariable("empty", {0, 5}, {}),
+       InitializedVariable("big", {kStateChunkFloats + 3}, NormalInit(3))});
+  *create.add_tables() = Table("emb", 4, NormalInit(4), AdamOptimizer(0.05f));
+  *create.add_tables() = Table("wide", 3, {}, testing::SgdOptimizer(0.5f));
+  ASSERT_TRUE(store.Create(create).ok());
+  for (int step = 0; step < 3; ++step) {
+    v1::PushRequest push = testing::PushRequest(
+        "adam", FloatTensor(std::vector<float>{1, -1, 0.5, 2, step * 1.0f, 3}, {3, 2}));
+    push.add_names("adagrad");
+    *push.add_deltas() = FloatTensor(std::vector<float>{0.1f * step, 1, 2, 3}, {4});
+    ASSERT_TRUE(store.Push(push).ok());
+  }
+  std::vector<int64_t> ids;
+  std::vector<float> grads;
+  for (int64_t id = 0; id < 3000; ++id) {
+    ids.push_back(id * 31 - 1000);
+    for (int j = 0; j < 4; ++j) grads.push_back(static_cast<float>(id % 7) - j);
+  }
+  ASSERT_TRUE(store.PushSparse(SparsePush("emb", ids, grads)).ok());
+  ids.resize(100);
+  grads.resize(400);
+  ASSERT_TRUE(store.PushSparse(SparsePush("emb", ids, grads)).ok());  // rows at step 2
+  ASSERT_TRUE(store.PushSparse(SparsePush("wide", {5, 6}, {1, 2, 3, 4, 5, 6})).ok());
+}
+
+TEST(StateTest, ExportImportRoundTripRestoresValuesSlotsStepsAndRows) {
+  VariableStore original;
+  Populate(original);
+  const std::vector<std::string> records = ExportRecords(original);
+  VariableStore restored;
+  ASSERT_TRUE(restored.Create(CreateRequest({FloatVariable("stale", {9}, {1})})).ok());
+
+  auto counts = restored.ImportState(SourceOf(records));
+
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_EQ(counts->num_variables, 5);
+  EXPECT_EQ(counts->num_tables, 2);
+  EXPECT_EQ(counts->num_rows, 3002);
+  const testing::StoreStateView view = ViewOf(original);
+  EXPECT_EQ(view.variables.at("adam").step, 3);
+  EXPECT_EQ(view.variables.at("adam").arrays.size(), 3u);  // values, m, v
+  EXPECT_EQ(view.tables.at("emb").at(-1000).step, 2);
+  EXPECT_EQ(view.tables.at("emb").at(31 * 2999 - 1000).step, 1);
+  EXPECT_EQ(ViewOf(restored), view);       // exact: every float, slot, step and row
+  EXPECT_EQ(restored.num_variables(), 5);  // "stale" is gone: import replaces everything
+
+  // And both stores keep evolving identically (the slots and steps really were restored).
+  for (VariableStore* store : {&original, &restored}) {
+    ASSERT_TRUE(store
+                    ->Push(testing::PushRequest(
+                        "adam", FloatTensor(std::vector<float>{1, 1, 1, 1, 1, 1}, {3, 2})))
+                    .ok());
+    ASSERT_TRUE(
+        store->PushSparse(SparsePush("emb", {-1000, 424242}, std::vector<float>(8, 1))).ok());
+  }
+  EXPECT_EQ(ViewOf(restored), ViewOf(original));
+}
+
+TEST(StateTest, ATruncatedStreamIsDataLossAndChangesNothing) {
+  VariableStore original;
+  Populate(original);
+  std::vector<std::string> records = ExportRecords(original);
+  VariableStore target;
+  ASSERT_TRUE(target.Create(CreateRequest({FloatVariable("keep", {9}, {1})})).ok());
+
+  std::vector<std::string> no_end(records.begin(), records.end() - 1);
+  std::vector<std::string> missing_chunk = records;
+  missing_chunk.erase(missing_chunk.begin() + 2);
+  std::vector<std::string> garbage = records;
+  garbage[3] = "\xff\xff\xff";
+  std::vector<std::string> no_header(records.begin() + 1, records.end());
+
+  for (const auto* stream : {&no_end, &missing_chunk, &garbage, &no_header}) {
+    const absl::Status status = target.ImportState(SourceOf(*stream)).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+  }
+  EXPECT_EQ(target.num_variables(), 1);
+  EXPECT_EQ(target.num_tables(), 0);
+}
+
+TEST(StateTest, ExportsTakenWhileLookupsCreateRowsImportCleanly) {
+  VariableStore store;
+  ASSERT_TRUE(store.Create(testing::CreateTablesRequest({Table("emb", 4, NormalInit(1))})).ok());
+  std::atomic<bool> stop{false};
+  std::thread creator([&] {
+    for (int64_t id = 0; !stop; ++id) {
+      v1::LookupResponse response;
+      EXPECT_TRUE(store.Lookup(testing::LookupRequest({{"emb", {id, -id}}}), response).ok());
+    }
+  });
+  for (int i = 0; i < 20; ++i) {
+    VariableStore copy;
+    const absl::Status status = copy.ImportState(SourceOf(ExportRecords(store))).status();
+    EXPECT_TRUE(status.ok()) << status;
+  }
+  stop = true;
+  creator.join();
+}
+
+class ShardFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/tj_ps_state_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(ShardFileTest, SaveAndRestoreThroughAFile) {
+  VariableStore original;
+  Populate(original);
+  const std::string path = dir_ + "/ps-0.state";
+
+  auto saved = SaveShardFile(original, path);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_EQ(saved->bytes(), static_cast<int64_t>(std::filesystem::file_size(path)));
+  VariableStore restored;
+  auto counts = RestoreShardFile(restored, path);
+
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_EQ(counts->num_rows(), 3002);
+  EXPECT_EQ(ViewOf(restored), ViewOf(original));
+}
+
+TEST_F(ShardFileTest, ATruncatedFileIsDataLossAndAMissingOneNotFound) {
+  VariableStore original;
+  Populate(original);
+  const std::string path = dir_ + "/ps-0.state";
+  ASSERT_TRUE(SaveShardFile(original, path).ok());
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 10);
+  VariableStore target;
+
+  const absl::Status truncated = RestoreShardFile(target, path).status();
+  const absl::Status missing = RestoreShardFile(target, dir_ + "/nope").status();
+
+  EXPECT_EQ(truncated.code(), absl::StatusCode::kDataLoss) << truncated;
+  EXPECT_THAT(std::string(truncated.message()), HasSubstr(path));
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound) << missing;
+  EXPECT_EQ(target.num_variables(), 0);
+}
+
+TEST_F(ShardFileTest, SaveShardAndRestoreShardRpcs) {
+  auto server = PsServer::Start("127.0.0.1:0", 0);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = PsClient::Connect((*server)->address(), 0);
+  v1::CreateVariablesRequest create =
+      CreateRequest({InitializedVariable("w", {2}, NormalInit(5), AdamOptimizer(0.1f))});
+  *create.add_tables() = Table("emb", 2, NormalInit(6));
+  ASSERT_TRUE(client->Create(create).ok());
+  ASSERT_TRUE(client->Push({"w"}, {FloatTensor(std::vector<float>{1, 2}, {2})}).ok());
+  ASSERT_TRUE(client->Lookup(testing::LookupRequest({{"emb", {1, 2, 3}}})).ok());
+  const auto before = client->Pull({"w"});
+  ASSERT_TRUE(before.ok());
+  const std::string path = dir_ + "/ps-0.state";
+
+  auto saved = client->SaveShard(path);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  ASSERT_TRUE(client->Push({"w"}, {FloatTensor(std::vector<float>{5, 5}, {2})}).ok());
+  auto restored = client->RestoreShard(path);
+
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(restored->num_variables(), 1);
+  EXPECT_EQ(restored->num_tables(), 1);
+  EXPECT_EQ(restored->num_rows(), 3);
+  auto after = client->Pull({"w"});
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ((*after)[0].data(), (*before)[0].data());
+  EXPECT_EQ(client->RestoreShard(dir_ + "/missing").status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace tj
