@@ -9,22 +9,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "coordinator/base/strings.h"
 #include "nlohmann/json_fwd.hpp"
 
 namespace tj {
-
-// Debian's Abseil is built with its own absl::string_view, which std::string_view does not convert
-// to; these bridge the two at the Abseil call sites.
-inline absl::string_view AbslView(std::string_view text) { return {text.data(), text.size()}; }
-template <typename T>
-const T& AbslView(const T& value) {
-  return value;
-}
-// absl::StrCat that also takes std::string_view.
-template <typename... Args>
-std::string Cat(const Args&... args) {
-  return absl::StrCat(AbslView(args)...);
-}
 
 // `text` in double quotes with C escapes, cut to a readable length.
 std::string Quoted(std::string_view text);
