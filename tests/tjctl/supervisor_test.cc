@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/temp_dir.h"
 #include "tests/support/wait_for.h"
 
 namespace tj::local {
@@ -19,12 +20,6 @@ ProcessSpec Shell(const std::string& script, const std::string& log = "") {
 }
 
 bool Alive(pid_t pid) { return kill(pid, 0) == 0; }
-
-std::string TempPath(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("tj-sup-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
 
 TEST(SupervisorTest, ReportsWhichProcessExitedAndItsCode) {
   Supervisor supervisor;
@@ -66,8 +61,8 @@ TEST(SupervisorTest, RestartsAnExitedProcessUnderTheSameName) {
 }
 
 TEST(SupervisorTest, LogsGoToTheLogFile) {
-  const std::string log = TempPath("log.txt");
-  std::filesystem::remove(log);
+  testing::TempDir dir;
+  const std::string log = dir.Join("log.txt");
   Supervisor supervisor;
   ASSERT_TRUE(supervisor.Start("p", Shell("echo out; echo err >&2", log)).ok());
   ASSERT_TRUE(supervisor.WaitForAnyExit(absl::Seconds(30)).has_value());
@@ -77,8 +72,8 @@ TEST(SupervisorTest, LogsGoToTheLogFile) {
 }
 
 TEST(SupervisorTest, StopTerminatesTheWholeProcessGroup) {
-  const std::string pid_file = TempPath("grandchild.pid");
-  std::filesystem::remove(pid_file);
+  testing::TempDir dir;
+  const std::string pid_file = dir.Join("grandchild.pid");
   Supervisor supervisor;
   // The shell starts a grandchild and waits; stopping must take the grandchild too.
   ASSERT_TRUE(supervisor.Start("p", Shell("sleep 60 & echo $! > " + pid_file + "; wait")).ok());
@@ -105,8 +100,8 @@ TEST(SupervisorTest, StopAllEscalatesToSigkillAfterTheGracePeriod) {
 }
 
 TEST(SupervisorTest, ChildrenDieWithTheirSupervisingProcess) {
-  const std::string pid_file = TempPath("orphan.pid");
-  std::filesystem::remove(pid_file);
+  testing::TempDir dir;
+  const std::string pid_file = dir.Join("orphan.pid");
   // A forked "tjctl" starts a child and then crashes (SIGKILL): the child must not survive it.
   const pid_t fake_tjctl = fork();
   if (fake_tjctl == 0) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/coordinator/checkpoint/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace tj {
 namespace {

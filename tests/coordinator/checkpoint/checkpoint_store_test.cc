@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "coordinator/checkpoint/record_file.h"
 #include "tests/coordinator/checkpoint/log_capture.h"
-#include "tests/coordinator/checkpoint/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace tj {
 namespace {

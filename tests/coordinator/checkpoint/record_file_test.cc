@@ -12,7 +12,7 @@
 
 #include "coordinator/checkpoint/crc32c.h"
 #include "coordinator/checkpoint/record_framing.h"
-#include "tests/coordinator/checkpoint/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace tj {
 namespace {

@@ -18,6 +18,7 @@
 #include "coordinator/ps/variable_store.h"
 #include "tests/coordinator/ps/ps_state_view.h"
 #include "tests/coordinator/ps/ps_test_values.h"
+#include "tests/support/temp_dir.h"
 
 namespace tj {
 namespace {
@@ -142,13 +143,8 @@ TEST(StateTest, ExportsTakenWhileLookupsCreateRowsImportCleanly) {
 
 class ShardFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/tj_ps_state_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
+  tj::testing::TempDir temp_;
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(ShardFileTest, SaveAndRestoreThroughAFile) {
