@@ -1,0 +1,37 @@
+// The environment contract between whoever starts a job's processes (the operator for pods,
+// `tjctl run` for local processes) and the runtime inside them (tj-train and programs built on the
+// SDK). jobcontrol/replica_env.h renders it from a TrainingJob; trainer/sdk/job_settings.h reads it.
+// Names are part of the API: renaming one breaks running jobs.
+#pragma once
+
+namespace tj::v1alpha1::env {
+
+// TensorFlow's cluster description: the coordinator is "chief".
+inline constexpr char kTfConfig[] = "TF_CONFIG";
+
+// Who this process is.
+inline constexpr char kJobName[] = "TJ_JOB_NAME";
+inline constexpr char kJobNamespace[] = "TJ_JOB_NAMESPACE";
+inline constexpr char kReplicaType[] = "TJ_REPLICA_TYPE";  // Coordinator, PS, Worker
+inline constexpr char kReplicaIndex[] = "TJ_REPLICA_INDEX";
+inline constexpr char kReplicaName[] = "TJ_REPLICA_NAME";  // <job>-<type>-<index>
+
+// spec.checkpoint; TJ_CHECKPOINT_DIR is absent when the job keeps no checkpoints.
+inline constexpr char kCheckpointDir[] = "TJ_CHECKPOINT_DIR";
+inline constexpr char kCheckpointIntervalSteps[] = "TJ_CHECKPOINT_INTERVAL_STEPS";
+inline constexpr char kCheckpointKeep[] = "TJ_CHECKPOINT_KEEP";
+
+// spec.faultTolerance: the exit code a coordinator uses to ask for a restart (the first of
+// restartExitCodes), and the ClusterCoordinator's tolerances.
+inline constexpr char kRestartExitCode[] = "TJ_RESTART_EXIT_CODE";
+inline constexpr char kWorkerRecoveryTimeoutSeconds[] = "TJ_WORKER_RECOVERY_TIMEOUT_SECONDS";
+inline constexpr char kTransientPsFailureThreshold[] = "TJ_TRANSIENT_PS_FAILURE_THRESHOLD";
+
+// spec.preemption.
+inline constexpr char kPreemptionGracePeriodSeconds[] = "TJ_PREEMPTION_GRACE_PERIOD_SECONDS";
+
+// Local runs only (`tjctl run`): where the coordinator writes its progress JSON for the terminal
+// display and the status file (trainer/sdk/progress.h has the format).
+inline constexpr char kProgressFile[] = "TJ_PROGRESS_FILE";
+
+}  // namespace tj::v1alpha1::env
