@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/channel.h"
 #include "coordinator/base/wire_status.h"
+#include "coordinator/ps/ps_error.h"
 
 namespace tj {
 namespace {
@@ -414,9 +415,11 @@ void WorkerConnection::HandleResult(v1::RunResult& result) {
         env_.queue->PutBack(std::move(closure));
         return;
       }
-      absl::Status failure = absl::UnavailableError(
-          absl::StrCat("parameter server /job:ps/task:", result.ps_task(),
-                       " failed (", env_.ps_failures->count(result.ps_task()),
+      // Carries the PS task like the worker's own error, so the caller can tell a lost PS (restart
+      // from the checkpoint) from any other failure with PsTaskOf.
+      absl::Status failure = PsUnavailableError(
+          result.ps_task(), "",
+          absl::StrCat("failed (", env_.ps_failures->count(result.ps_task()),
                        " errors reached the threshold): ", status.message()));
       env_.queue->MarkFailed(failure);
       closure->output->SetError(failure);

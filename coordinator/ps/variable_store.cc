@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "coordinator/base/status_macros.h"
+#include "coordinator/base/strings.h"
 #include "coordinator/ps/status_naming.h"
 
 namespace tj {
@@ -214,6 +215,20 @@ int64_t VariableStore::num_tables() const {
   return static_cast<int64_t>(tables_.size());
 }
 
+namespace {
+
+// A store that holds nothing has just started: after a PS restart its state is gone until the
+// coordinator creates or restores it. Unavailable (not NotFound) so that workers report it like an
+// unreachable PS, and the coordinator restores from its checkpoint instead of failing the job.
+absl::Status NotInitializedError(std::string_view kind, const std::string& name) {
+  return absl::UnavailableError(absl::StrCat(
+      "this parameter server holds no variables or tables (it has restarted and waits for the "
+      "coordinator to create or restore them); ",
+      Cat(kind), " '", name, "' was asked for"));
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<VariableStore::VariablePtr>> VariableStore::Find(
     const google::protobuf::RepeatedPtrField<std::string>& names) const {
   std::vector<VariablePtr> found;
@@ -222,6 +237,7 @@ absl::StatusOr<std::vector<VariableStore::VariablePtr>> VariableStore::Find(
   for (const std::string& name : names) {
     auto it = variables_.find(name);
     if (it == variables_.end()) {
+      if (EmptyLocked()) return NotInitializedError("variable", name);
       return absl::NotFoundError(
           absl::StrCat("variable '", name, "' does not exist on this parameter server"));
     }
@@ -234,6 +250,7 @@ absl::StatusOr<VariableStore::TablePtr> VariableStore::FindTable(const std::stri
   std::shared_lock lock(mu_);
   auto it = tables_.find(name);
   if (it == tables_.end()) {
+    if (EmptyLocked()) return NotInitializedError("table", name);
     return absl::NotFoundError(
         absl::StrCat("table '", name, "' does not exist on this parameter server"));
   }

@@ -73,11 +73,14 @@ class VariableStore {
   using VariableMap = absl::flat_hash_map<std::string, VariablePtr>;
   using TableMap = absl::flat_hash_map<std::string, TablePtr>;
 
-  // Resolves every name, or NotFound naming the first unknown one. Handed out as shared_ptr so that
+  // Resolves every name, or NotFound naming the first unknown one (Unavailable when the store holds
+  // nothing at all: see NotInitializedError). Handed out as shared_ptr so that
   // ImportState can replace the maps under a running call's feet.
   absl::StatusOr<std::vector<VariablePtr>> Find(
       const google::protobuf::RepeatedPtrField<std::string>& names) const;
   absl::StatusOr<TablePtr> FindTable(const std::string& name) const;
+  // No variable and no table: a fresh (or restarted) PS. Callers hold mu_.
+  bool EmptyLocked() const { return variables_.empty() && tables_.empty(); }
 
   // A std::shared_mutex for the same reason as DenseVariable's: TSan can see it.
   mutable std::shared_mutex mu_;

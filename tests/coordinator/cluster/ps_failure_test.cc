@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "coordinator/cluster/cluster_coordinator.h"
+#include "coordinator/ps/ps_error.h"
 #include "tests/coordinator/cluster/coordinator_test_util.h"
 #include "tests/coordinator/cluster/local_cluster.h"
 #include "tests/support/wait_for.h"
@@ -12,6 +13,7 @@
 namespace tj {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using testing::FastOptions;
 using testing::LocalCluster;
@@ -29,7 +31,10 @@ TEST(PsFailureTest, PsKilledMakesJoinAndScheduleRaiseUnavailable) {
   for (int i = 0; i < 10; ++i) ASSERT_TRUE((*coordinator)->Schedule("ps_add", {0, "v", 1.0}).ok());
   absl::Status joined = (*coordinator)->Join();
   EXPECT_TRUE(absl::IsUnavailable(joined)) << joined;
-  EXPECT_THAT(std::string(joined.message()), HasSubstr("parameter server /job:ps/task:0 failed"));
+  EXPECT_THAT(std::string(joined.message()),
+              AllOf(HasSubstr("parameter server /job:ps/task:0 unavailable"),
+                    HasSubstr("reached the threshold")));
+  EXPECT_EQ(PsTaskOf(joined), 0) << "the coordinator's error names the PS task for its caller";
 
   // The PS stays failed: the next closure that needs it fails at once (the count is past the
   // threshold), and the next Schedule raises it.

@@ -157,8 +157,21 @@ TEST(VariableStoreTest, PushWithTheWrongShapeNamesTheVariable) {
               AllOf(HasSubstr("'w'"), HasSubstr("float32[1, 2]"), HasSubstr("float32[2]")));
 }
 
+// A store holding nothing is a PS that restarted and lost its state: Unavailable, so workers
+// report it as a PS failure and the coordinator restores its checkpoint.
+TEST(VariableStoreTest, AnEmptyStoreIsUnavailableNotNotFound) {
+  VariableStore store;
+  const absl::Status push =
+      store.Push(PushRequest("w", FloatTensor(std::vector<float>{1}, {1})));
+  EXPECT_EQ(push.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(push.message()), AllOf(HasSubstr("restarted"), HasSubstr("'w'")));
+  v1::PullResponse response;
+  EXPECT_EQ(store.Pull(PullRequest({"w"}), response).code(), absl::StatusCode::kUnavailable);
+}
+
 TEST(VariableStoreTest, PushAndPullOfAnUnknownVariableAreNotFoundNamingIt) {
   VariableStore store;
+  ASSERT_TRUE(store.Create(CreateRequest({FloatVariable("w", {1}, {1})})).ok());
   const absl::Status push =
       store.Push(PushRequest("ghost", FloatTensor(std::vector<float>{1}, {1})));
   EXPECT_EQ(push.code(), absl::StatusCode::kNotFound);

@@ -1,0 +1,55 @@
+#include "coordinator/ps/ps_process.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <iostream>
+
+#include "coordinator/base/shutdown_signals.h"
+#include "coordinator/base/strings.h"
+#include "coordinator/ps/ps_server.h"
+#include "coordinator/resolver/tf_config_cluster_resolver.h"
+
+namespace tj {
+
+absl::StatusOr<PsSettings> PsSettingsFromTfConfig() {
+  auto resolver = TFConfigClusterResolver::FromEnvironment();
+  if (!resolver.ok()) return resolver.status();
+  if ((*resolver)->task_type().value_or("") != "ps" || !(*resolver)->task_id()) {
+    return absl::InvalidArgumentError(
+        Cat("TF_CONFIG: task must be {\"type\": \"ps\", \"index\": N} for a parameter server, got "
+            "type '",
+            (*resolver)->task_type().value_or("(none)"), "'"));
+  }
+  auto spec = (*resolver)->cluster_spec();
+  if (!spec.ok()) return spec.status();
+  PsSettings settings;
+  settings.task = *(*resolver)->task_id();
+  auto own = spec->task_address("ps", settings.task);
+  if (!own.ok()) return own.status();
+  settings.address = *own;
+  return settings;
+}
+
+int ServePsUntilSignalled(const PsSettings& settings, const std::string& program) {
+  auto server = PsServer::Start(ListenAddressFor(settings.address), settings.task);
+  if (!server.ok()) {
+    spdlog::error("{}: ps task {}: {}", program, settings.task, server.status().ToString());
+    return 1;
+  }
+  std::cout << "LISTENING " << (*server)->address() << std::endl;
+  spdlog::info("{}: ps task {} serving on {} (incarnation {:x})", program, settings.task,
+               (*server)->address(), (*server)->incarnation());
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  const int signal_number = WaitForSignal(signals);
+  spdlog::info("{}: ps task {}: SIG{}, shutting down", program, settings.task,
+               sigabbrev_np(signal_number));
+  (*server)->Shutdown(absl::Seconds(5));
+  (*server)->Wait();
+  return 0;
+}
+
+}  // namespace tj

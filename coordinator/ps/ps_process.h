@@ -1,0 +1,23 @@
+// A parameter-server process's life: its address and task index (from TF_CONFIG or given), serving
+// until SIGTERM or SIGINT. tj-ps, tj-train and SDK programs run their PS role through this.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace tj {
+
+struct PsSettings {
+  std::string address;  // what peers dial; ListenAddressFor() says what is bound
+  int task = 0;
+};
+
+// From TF_CONFIG, whose task must be {"type": "ps", "index": N}.
+absl::StatusOr<PsSettings> PsSettingsFromTfConfig();
+
+// Serves until SIGTERM or SIGINT (blocked by the caller with BlockShutdownSignals() before any
+// thread started), printing "LISTENING host:port" on stdout once serving. Returns the exit code.
+int ServePsUntilSignalled(const PsSettings& settings, const std::string& program);
+
+}  // namespace tj

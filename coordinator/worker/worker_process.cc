@@ -1,0 +1,66 @@
+#include "coordinator/worker/worker_process.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/base/shutdown_signals.h"
+#include "coordinator/base/strings.h"
+#include "coordinator/resolver/tf_config_cluster_resolver.h"
+#include "coordinator/worker/worker_server.h"
+
+namespace tj {
+
+absl::StatusOr<WorkerSettings> WorkerSettingsFromTfConfig() {
+  auto resolver = TFConfigClusterResolver::FromEnvironment();
+  if (!resolver.ok()) return resolver.status();
+  if ((*resolver)->task_type().value_or("") != "worker" || !(*resolver)->task_id()) {
+    return absl::InvalidArgumentError(
+        Cat("TF_CONFIG: task must be {\"type\": \"worker\", \"index\": N} for a worker, got type '",
+            (*resolver)->task_type().value_or("(none)"), "'"));
+  }
+  auto spec = (*resolver)->cluster_spec();
+  if (!spec.ok()) return spec.status();
+  WorkerSettings settings;
+  settings.task = *(*resolver)->task_id();
+  auto own = spec->task_address("worker", settings.task);
+  if (!own.ok()) return own.status();
+  settings.address = *own;
+  for (int i = 0; i < spec->num_tasks("ps"); ++i) {
+    auto ps = spec->task_address("ps", i);
+    if (!ps.ok()) return ps.status();
+    settings.ps_addresses.push_back(*ps);
+  }
+  return settings;
+}
+
+int ServeWorkerUntilSignalled(const FunctionRegistry& registry, const WorkerSettings& settings,
+                              const std::string& program) {
+  const std::string listen = ListenAddressFor(settings.address);
+  auto server =
+      WorkerServer::Start(listen, &registry, WorkerIdentity{settings.task, settings.ps_addresses});
+  if (!server.ok()) {
+    spdlog::error("{}: worker task {} cannot serve on {}: {}", program, settings.task, listen,
+                  server.status().ToString());
+    return 1;
+  }
+  const std::string host = listen.substr(0, listen.rfind(':'));
+  std::printf("LISTENING %s:%d\n", host.c_str(), (*server)->port());
+  std::fflush(stdout);
+  spdlog::info("{}: worker task {} serving on {}:{} (incarnation {:x}), {} parameter server(s)",
+               program, settings.task, host, (*server)->port(), (*server)->incarnation(),
+               settings.ps_addresses.size());
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  const int signal_number = WaitForSignal(signals);
+  spdlog::info("{}: worker task {}: SIG{}, shutting down", program, settings.task,
+               sigabbrev_np(signal_number));
+  (*server)->Shutdown(absl::Seconds(2));
+  (*server)->Wait();
+  return 0;
+}
+
+}  // namespace tj

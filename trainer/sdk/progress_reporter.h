@@ -1,0 +1,38 @@
+// ProgressReporter: the coordinator's running account of training (TrainingProgress), logged and,
+// when the job gave a progress file, written there atomically for `tjctl run` to display.
+#pragma once
+
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "api/v1alpha1/training_progress.h"
+
+namespace tj::sdk {
+
+class ProgressReporter {
+ public:
+  explicit ProgressReporter(std::string path) : path_(std::move(path)) {}
+
+  // Applies `update` to the progress and writes it out. A failed write is logged once and
+  // otherwise ignored: progress is for display, training must not stop for it.
+  template <typename Update>
+  void Report(Update&& update) {
+    absl::MutexLock lock(&mu_);
+    update(progress_);
+    WriteLocked();
+  }
+  v1alpha1::TrainingProgress progress() const {
+    absl::MutexLock lock(&mu_);
+    return progress_;
+  }
+
+ private:
+  void WriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string path_;
+  mutable absl::Mutex mu_;
+  v1alpha1::TrainingProgress progress_ ABSL_GUARDED_BY(mu_);
+  bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace tj::sdk

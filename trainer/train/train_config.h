@@ -1,0 +1,61 @@
+// TrainConfig: everything tj-train's coordinator decides about a run (model, data, batching,
+// optimizer, evaluation). The coordinator parses it from flags, checks it, and sends it as JSON to
+// every worker when it creates their trainer resource, so workers need no flags of their own.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace tj::train {
+
+struct TrainConfig {
+  std::string model = "softmax";  // softmax | lr | fm
+  // A CSV (.csv, .csv.gz: dense features, integer label), a LibSVM file (.libsvm, .svm, .txt and
+  // their .gz) or "synthetic-ctr" (the deterministic generator).
+  std::string data;
+  std::string data_format = "auto";  // auto | csv | libsvm
+  int label_column = -1;             // CSV: label column, negative from the end
+  int num_classes = 0;               // CSV / LibSVM multiclass: 0 infers
+  int64_t num_features = 0;          // LibSVM: 0 infers
+  // synthetic-ctr
+  int64_t synthetic_examples = 200'000;
+  int32_t synthetic_fields = 8;
+  int64_t synthetic_vocab = 1000;
+  int64_t id_space = int64_t{1} << 22;
+
+  int test_percent = 20;
+  int64_t batch_size = 32;
+  int64_t epochs = 10;
+  int64_t steps = 0;  // 0: epochs * batches per epoch
+  uint64_t seed = 1;
+
+  std::string optimizer = "sgd";  // sgd | adagrad | adam
+  double learning_rate = 0.001;
+  int32_t factor_dim = 8;        // fm
+  double init_stddev = 0.01;     // fm factors
+
+  int64_t eval_batch_size = 1024;
+  int64_t eval_every_steps = 0;  // 0: at the end only
+  int64_t log_every_steps = 50;
+  // Quality gates: the run fails (exit 1) when the final evaluation is below them (0: off).
+  double min_accuracy = 0;
+  double min_auc = 0;
+  // Slows each step down by this much on the worker: for demos and fault tests, which need a run
+  // to last long enough to be interrupted.
+  int64_t step_sleep_ms = 0;
+  std::string logdir;  // TensorBoard; empty: <checkpoint dir>/events, or none
+};
+
+// InvalidArgument naming the flag ("--batch-size must be >= 1, got 0").
+absl::Status Validate(const TrainConfig& config);
+
+nlohmann::json ToJson(const TrainConfig& config);
+absl::StatusOr<TrainConfig> TrainConfigFromJson(const nlohmann::json& json);
+
+// The fields a checkpoint must agree with to be resumed: model, data and how it is cut in steps.
+nlohmann::json Fingerprint(const TrainConfig& config);
+
+}  // namespace tj::train

@@ -1,0 +1,74 @@
+// tj-train: the built-in training program. One binary for every role of a TrainingJob, the role
+// read from TF_CONFIG: the coordinator ("chief") trains the model its flags describe; workers and
+// parameter servers need no flags (they ignore them, so one container spec can serve every role).
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/synchronization/mutex.h"
+#include "coordinator/base/shutdown_signals.h"
+#include "trainer/sdk/program.h"
+#include "trainer/train/train_chief.h"
+#include "trainer/train/train_functions.h"
+
+int main(int argc, char** argv) {
+  tj::BlockShutdownSignals();
+  CLI::App app{
+      "tj-train: parameter-server training of softmax regression (dense data) or sparse "
+      "logistic regression / factorization machines (CTR data). The role comes from TF_CONFIG; "
+      "the flags matter to the coordinator only."};
+  tj::train::TrainConfig config;
+  app.add_option("--model", config.model, "softmax | lr | fm")->capture_default_str();
+  app.add_option("--data", config.data,
+                 "CSV (.csv[.gz]), LibSVM file ([.gz]) or synthetic-ctr");
+  app.add_option("--data-format", config.data_format, "auto | csv | libsvm")->capture_default_str();
+  app.add_option("--label-column", config.label_column, "CSV label column (negative: from the end)")
+      ->capture_default_str();
+  app.add_option("--num-classes", config.num_classes, "0 infers from the labels")
+      ->capture_default_str();
+  app.add_option("--num-features", config.num_features, "LibSVM id space; 0 infers")
+      ->capture_default_str();
+  app.add_option("--synthetic-examples", config.synthetic_examples)->capture_default_str();
+  app.add_option("--synthetic-fields", config.synthetic_fields)->capture_default_str();
+  app.add_option("--synthetic-vocab", config.synthetic_vocab)->capture_default_str();
+  app.add_option("--id-space", config.id_space)->capture_default_str();
+  app.add_option("--test-percent", config.test_percent, "held-out share of the examples")
+      ->capture_default_str();
+  app.add_option("--batch-size", config.batch_size)->capture_default_str();
+  app.add_option("--epochs", config.epochs)->capture_default_str();
+  app.add_option("--steps", config.steps, "total steps; 0: epochs x batches per epoch")
+      ->capture_default_str();
+  app.add_option("--seed", config.seed)->capture_default_str();
+  app.add_option("--optimizer", config.optimizer, "sgd | adagrad | adam")->capture_default_str();
+  app.add_option("--learning-rate", config.learning_rate)->capture_default_str();
+  app.add_option("--factor-dim", config.factor_dim, "fm factors per id")->capture_default_str();
+  app.add_option("--init-stddev", config.init_stddev, "fm factor initialization")
+      ->capture_default_str();
+  app.add_option("--eval-batch-size", config.eval_batch_size)->capture_default_str();
+  app.add_option("--eval-every-steps", config.eval_every_steps, "0: evaluate at the end only")
+      ->capture_default_str();
+  app.add_option("--log-every-steps", config.log_every_steps)->capture_default_str();
+  app.add_option("--min-accuracy", config.min_accuracy,
+                 "fail the run when the final held-out accuracy is lower")
+      ->capture_default_str();
+  app.add_option("--min-auc", config.min_auc, "fail the run when the final held-out AUC is lower")
+      ->capture_default_str();
+  app.add_option("--step-sleep-ms", config.step_sleep_ms,
+                 "slow every step down (demos and fault tests)")
+      ->capture_default_str();
+  app.add_option("--logdir", config.logdir,
+                 "TensorBoard event directory (default: <checkpoint dir>/events)");
+  CLI11_PARSE(app, argc, argv);
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  spdlog::set_default_logger(spdlog::stderr_color_mt("tj-train"));
+  spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] %v");
+
+  return tj::sdk::RunProgram({
+      .name = "tj-train",
+      .register_functions = tj::train::RegisterTrainFunctions,
+      .run_chief = [&config](tj::sdk::ChiefContext& context) {
+        return tj::train::RunTrainChief(config, context);
+      },
+  });
+}
