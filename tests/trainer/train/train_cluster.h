@@ -1,0 +1,123 @@
+// A tj-train job of real processes for the tests: one PS (or more), workers and the coordinator,
+// each started with TF_CONFIG and the TJ_* environment the way the operator and `tjctl run` start
+// them, logs in a temporary directory, progress read from the coordinator's progress file.
+#pragma once
+
+#include <signal.h>
+
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/v1alpha1/training_progress.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
+#include "tjctl/local/process.h"
+
+namespace tj::testing {
+
+class TrainCluster {
+ public:
+  TrainCluster(int num_ps, int num_workers) : num_ps_(num_ps), num_workers_(num_workers) {
+    chief_ = Address();
+    for (int i = 0; i < num_ps; ++i) ps_.push_back(Address());
+    for (int i = 0; i < num_workers; ++i) workers_.push_back(Address());
+  }
+
+  std::string checkpoint_dir() const { return dir_.Join("checkpoints"); }
+  std::string progress_path() const { return dir_.Join("progress.json"); }
+  std::string log_path(const std::string& name) const { return dir_.Join(name + ".log"); }
+  // Extra TJ_* variables for every process (checkpoint interval...).
+  std::map<std::string, std::string>& env() { return env_; }
+
+  void StartServers() {
+    for (int i = 0; i < num_ps_; ++i) StartPs(i);
+    for (int i = 0; i < num_workers_; ++i) StartWorker(i);
+  }
+  void StartPs(int i) { Start(Name("ps", i), "ps", i, {}); }
+  void StartWorker(int i) { Start(Name("worker", i), "worker", i, {}); }
+  void StartChief(const std::vector<std::string>& args) { Start("chief", "chief", 0, args); }
+
+  // SIGKILLs a process (a lost pod) and reaps it.
+  local::ProcessExit Kill(const std::string& name) {
+    return processes_.at(name).KillAndWait(SIGKILL);
+  }
+  // The coordinator's exit code, waiting up to `timeout`; nullopt if it is still running.
+  std::optional<int> WaitForChief(absl::Duration timeout = absl::Seconds(180)) {
+    auto exit = processes_.at("chief").WaitForExit(timeout);
+    if (!exit.has_value()) return std::nullopt;
+    return exit->signal != 0 ? 128 + exit->signal : exit->exit_code;
+  }
+
+  std::optional<v1alpha1::TrainingProgress> Progress() const {
+    std::ifstream in(progress_path());
+    if (!in) return std::nullopt;
+    const nlohmann::json json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded()) return std::nullopt;
+    auto progress = v1alpha1::TrainingProgressFromJson(json);
+    if (!progress.ok()) return std::nullopt;
+    return *progress;
+  }
+  int64_t Step() const {
+    auto progress = Progress();
+    return progress ? progress->step : -1;
+  }
+  // Waits until the coordinator reports at least `step` steps.
+  bool WaitForStep(int64_t step) {
+    return WaitFor([&] { return Step() >= step; }, absl::Seconds(120));
+  }
+
+  std::string Log(const std::string& name) const {
+    std::ifstream in(log_path(name));
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  static std::string Name(const std::string& type, int i) { return absl::StrCat(type, "-", i); }
+
+ private:
+  static std::string Address() { return absl::StrCat("127.0.0.1:", local::PickFreePort()); }
+
+  std::string TfConfig(const std::string& type, int index) const {
+    nlohmann::json cluster = {{"chief", {chief_}}, {"ps", ps_}, {"worker", workers_}};
+    return nlohmann::json{{"cluster", cluster},
+                          {"task", {{"type", type}, {"index", index}}},
+                          {"environment", "cloud"}}
+        .dump();
+  }
+
+  void Start(const std::string& name, const std::string& type, int index,
+             const std::vector<std::string>& args) {
+    local::ProcessSpec spec;
+    spec.binary = TJ_TRAIN_BINARY;
+    spec.args = args;
+    spec.env = env_;
+    spec.env["TF_CONFIG"] = TfConfig(type, index);
+    spec.env["TJ_CHECKPOINT_DIR"] = checkpoint_dir();
+    spec.env["TJ_PROGRESS_FILE"] = progress_path();
+    spec.log_path = log_path(name);
+    auto process = local::ChildProcess::Start(spec);
+    ASSERT_TRUE(process.ok()) << process.status();
+    processes_.erase(name);
+    processes_.emplace(name, *std::move(process));
+  }
+
+  TempDir dir_;
+  int num_ps_;
+  int num_workers_;
+  std::string chief_;
+  std::vector<std::string> ps_;
+  std::vector<std::string> workers_;
+  std::map<std::string, std::string> env_;
+  std::map<std::string, local::ChildProcess> processes_;
+};
+
+}  // namespace tj::testing
