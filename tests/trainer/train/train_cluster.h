@@ -25,7 +25,9 @@ namespace tj::testing {
 
 class TrainCluster {
  public:
-  TrainCluster(int num_ps, int num_workers) : num_ps_(num_ps), num_workers_(num_workers) {
+  // `binary` plays every role (tj-train, or a program built on the SDK).
+  TrainCluster(int num_ps, int num_workers, std::string binary = TJ_TRAIN_BINARY)
+      : binary_(std::move(binary)), num_ps_(num_ps), num_workers_(num_workers) {
     chief_ = Address();
     for (int i = 0; i < num_ps; ++i) ps_.push_back(Address());
     for (int i = 0; i < num_workers; ++i) workers_.push_back(Address());
@@ -97,7 +99,7 @@ class TrainCluster {
   void Start(const std::string& name, const std::string& type, int index,
              const std::vector<std::string>& args) {
     local::ProcessSpec spec;
-    spec.binary = TJ_TRAIN_BINARY;
+    spec.binary = binary_;
     spec.args = args;
     spec.env = env_;
     spec.env["TF_CONFIG"] = TfConfig(type, index);
@@ -111,6 +113,7 @@ class TrainCluster {
   }
 
   TempDir dir_;
+  std::string binary_;
   int num_ps_;
   int num_workers_;
   std::string chief_;
