@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 
+#include "coordinator/base/job_token.h"
+
 namespace tj {
 
 std::string ChannelTarget(const std::string& address) {
@@ -34,7 +36,9 @@ std::shared_ptr<grpc::Channel> MakeRuntimeChannel(const std::string& address,
   args.SetMaxSendMessageSize(max_message_bytes);
   // Each peer gets its own subchannel, so one dead worker cannot stall the connection to another.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(ChannelTarget(address), grpc::InsecureChannelCredentials(), args);
+  // Every call carries the job's token (job_token.h); none when the process has no token.
+  return grpc::experimental::CreateCustomChannelWithInterceptors(
+      ChannelTarget(address), grpc::InsecureChannelCredentials(), args, JobTokenInterceptors());
 }
 
 void ConfigureRuntimeServer(grpc::ServerBuilder& builder, int max_message_bytes) {

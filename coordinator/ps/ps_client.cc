@@ -103,6 +103,19 @@ absl::StatusOr<v1::PsHealthResponse> PsClient::Health() const {
   return response;
 }
 
+absl::StatusOr<v1::PsHealthResponse> PsClient::WaitForHealth(absl::Duration timeout) const {
+  v1::PsHealthRequest request;
+  v1::PsHealthResponse response;
+  grpc::ClientContext context;
+  // Waits through connection failures (gRPC keeps reconnecting with the channel's short backoff)
+  // instead of failing at the first refused connection.
+  context.set_wait_for_ready(true);
+  context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout));
+  absl::Status status = Translate(stub_->Health(&context, request, &response));
+  if (!status.ok()) return status;
+  return response;
+}
+
 template <typename Request, typename Response>
 absl::Status PsClient::Call(grpc::Status (v1::ParameterServer::Stub::*method)(grpc::ClientContext*,
                                                                               const Request&,

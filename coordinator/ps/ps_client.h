@@ -45,6 +45,9 @@ class PsClient {
   // assign_add); all-or-nothing on the PS.
   absl::Status Push(const std::vector<std::string>& names, std::vector<v1::Tensor> deltas) const;
   absl::StatusOr<v1::PsHealthResponse> Health() const;
+  // Health, waiting up to `timeout` for the PS to come up (a PS starting at the same time as its
+  // coordinator, a pod not scheduled yet).
+  absl::StatusOr<v1::PsHealthResponse> WaitForHealth(absl::Duration timeout) const;
 
   // Creates the request's variables and tables; idempotent like CreateVariables.
   absl::Status Create(const v1::CreateVariablesRequest& request) const;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "coordinator/base/job_token.h"
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/base/strings.h"
 #include "coordinator/ps/ps_server.h"
@@ -40,6 +41,7 @@ int ServePsUntilSignalled(const PsSettings& settings, const std::string& program
   std::cout << "LISTENING " << (*server)->address() << std::endl;
   spdlog::info("{}: ps task {} serving on {} (incarnation {:x})", program, settings.task,
                (*server)->address(), (*server)->incarnation());
+  LogJobTokenMode(program);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

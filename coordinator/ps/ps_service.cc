@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "coordinator/base/job_token.h"
 #include "absl/random/random.h"
 #include "coordinator/base/wire_status.h"
 #include "coordinator/ps/shard_file.h"
@@ -33,9 +34,10 @@ grpc::Status IfAdmitted(CallDrain& drain, Handler&& handler) {
 PsService::PsService(int ps_task, VariableStore& store)
     : ps_task_(ps_task), incarnation_(NewIncarnation()), store_(store) {}
 
-grpc::Status PsService::Health(grpc::ServerContext* /*context*/,
+grpc::Status PsService::Health(grpc::ServerContext* context,
                                const v1::PsHealthRequest* /*request*/,
                                v1::PsHealthResponse* response) {
+  TJ_REQUIRE_JOB_TOKEN(context);
   return IfAdmitted(drain_, [&] {
     response->set_ps_task(ps_task_);
     response->set_incarnation(incarnation_);
@@ -45,36 +47,42 @@ grpc::Status PsService::Health(grpc::ServerContext* /*context*/,
   });
 }
 
-grpc::Status PsService::CreateVariables(grpc::ServerContext* /*context*/,
+grpc::Status PsService::CreateVariables(grpc::ServerContext* context,
                                         const v1::CreateVariablesRequest* request,
                                         v1::CreateVariablesResponse* /*response*/) {
+  TJ_REQUIRE_JOB_TOKEN(context);
   return IfAdmitted(drain_, [&] { return ToGrpc(store_.Create(*request)); });
 }
 
-grpc::Status PsService::Pull(grpc::ServerContext* /*context*/, const v1::PullRequest* request,
+grpc::Status PsService::Pull(grpc::ServerContext* context, const v1::PullRequest* request,
                              v1::PullResponse* response) {
+  TJ_REQUIRE_JOB_TOKEN(context);
   return IfAdmitted(drain_, [&] { return ToGrpc(store_.Pull(*request, *response)); });
 }
 
-grpc::Status PsService::Push(grpc::ServerContext* /*context*/, const v1::PushRequest* request,
+grpc::Status PsService::Push(grpc::ServerContext* context, const v1::PushRequest* request,
                              v1::PushResponse* /*response*/) {
+  TJ_REQUIRE_JOB_TOKEN(context);
   return IfAdmitted(drain_, [&] { return ToGrpc(store_.Push(*request)); });
 }
 
-grpc::Status PsService::Lookup(grpc::ServerContext* /*context*/, const v1::LookupRequest* request,
+grpc::Status PsService::Lookup(grpc::ServerContext* context, const v1::LookupRequest* request,
                                v1::LookupResponse* response) {
+  TJ_REQUIRE_JOB_TOKEN(context);
   return IfAdmitted(drain_, [&] { return ToGrpc(store_.Lookup(*request, *response)); });
 }
 
-grpc::Status PsService::PushSparse(grpc::ServerContext* /*context*/,
+grpc::Status PsService::PushSparse(grpc::ServerContext* context,
                                    const v1::PushSparseRequest* request,
                                    v1::PushSparseResponse* /*response*/) {
+  TJ_REQUIRE_JOB_TOKEN(context);
   return IfAdmitted(drain_, [&] { return ToGrpc(store_.PushSparse(*request)); });
 }
 
-grpc::Status PsService::SaveShard(grpc::ServerContext* /*context*/,
+grpc::Status PsService::SaveShard(grpc::ServerContext* context,
                                   const v1::SaveShardRequest* request,
                                   v1::SaveShardResponse* response) {
+  TJ_REQUIRE_JOB_TOKEN(context);
   return IfAdmitted(drain_, [&] {
     absl::StatusOr<v1::SaveShardResponse> saved = SaveShardFile(store_, request->path());
     if (saved.ok()) *response = *std::move(saved);
@@ -82,9 +90,10 @@ grpc::Status PsService::SaveShard(grpc::ServerContext* /*context*/,
   });
 }
 
-grpc::Status PsService::RestoreShard(grpc::ServerContext* /*context*/,
+grpc::Status PsService::RestoreShard(grpc::ServerContext* context,
                                      const v1::RestoreShardRequest* request,
                                      v1::RestoreShardResponse* response) {
+  TJ_REQUIRE_JOB_TOKEN(context);
   return IfAdmitted(drain_, [&] {
     absl::StatusOr<v1::RestoreShardResponse> restored = RestoreShardFile(store_, request->path());
     if (restored.ok()) *response = *std::move(restored);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/base/job_token.h"
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/base/strings.h"
 #include "coordinator/resolver/tf_config_cluster_resolver.h"
@@ -51,6 +52,7 @@ int ServeWorkerUntilSignalled(const FunctionRegistry& registry, const WorkerSett
   spdlog::info("{}: worker task {} serving on {}:{} (incarnation {:x}), {} parameter server(s)",
                program, settings.task, host, (*server)->port(), (*server)->incarnation(),
                settings.ps_addresses.size());
+  LogJobTokenMode(program);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "coordinator/base/job_token.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/wire_status.h"
 #include "coordinator/worker/run_stream_session.h"
@@ -23,6 +24,7 @@ WorkerService::WorkerService(const FunctionRegistry* registry, WorkerIdentity id
 
 grpc::Status WorkerService::Run(grpc::ServerContext* context, const v1::RunRequest* request,
                                 v1::RunResult* result) {
+  TJ_REQUIRE_JOB_TOKEN(context);
   CancellationFlag flag;
   runner_.Run(*request, &flag, result);
   return grpc::Status::OK;
@@ -30,6 +32,7 @@ grpc::Status WorkerService::Run(grpc::ServerContext* context, const v1::RunReque
 
 grpc::Status WorkerService::RunStream(
     grpc::ServerContext* context, grpc::ServerReaderWriter<v1::ResultBatch, v1::RunBatch>* stream) {
+  TJ_REQUIRE_JOB_TOKEN(context);
   RunStreamSession session(&runner_, stream);
   return session.Serve();
 }
@@ -37,6 +40,7 @@ grpc::Status WorkerService::RunStream(
 grpc::Status WorkerService::CreateResource(grpc::ServerContext* context,
                                            const v1::CreateResourceRequest* request,
                                            v1::CreateResourceResponse* response) {
+  TJ_REQUIRE_JOB_TOKEN(context);
   auto description = runner_.CreateResource(*request);
   if (description.ok()) {
     *response->mutable_description() = std::move(*description);
@@ -48,6 +52,7 @@ grpc::Status WorkerService::CreateResource(grpc::ServerContext* context,
 
 grpc::Status WorkerService::Health(grpc::ServerContext* context, const v1::HealthRequest* request,
                                    v1::HealthResponse* response) {
+  TJ_REQUIRE_JOB_TOKEN(context);
   response->set_task(absl::StrCat("/job:worker/task:", identity_.task_index));
   response->set_incarnation(incarnation_);
   for (const auto& name : registry_->function_names()) response->add_functions(name);

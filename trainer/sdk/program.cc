@@ -18,28 +18,23 @@
 namespace tj::sdk {
 namespace {
 
-// Health of every PS task, retried until all answer or `timeout` passes.
+// Health of every PS task, waiting for each to come up until `timeout` has passed.
 absl::Status WaitForParameterServers(const std::vector<std::shared_ptr<PsClient>>& ps,
                                      absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   for (const auto& client : ps) {
-    absl::Duration backoff = absl::Milliseconds(50);
-    while (true) {
-      auto health = client->Health();
-      if (health.ok()) {
-        spdlog::info("parameter server task {} at {} is up ({} variables, {} tables)",
-                     client->ps_task(), client->address(), health->num_variables(),
-                     health->num_tables());
-        break;
-      }
-      if (absl::Now() + backoff > deadline) {
+    auto health = client->WaitForHealth(std::max(deadline - absl::Now(), absl::Milliseconds(1)));
+    if (!health.ok()) {
+      if (PsTaskOf(health.status()).has_value()) {
         return PsUnavailableError(client->ps_task(), client->address(),
                                   Cat("not answering after ", absl::FormatDuration(timeout), ": ",
                                       health.status().message()));
       }
-      absl::SleepFor(backoff);
-      backoff = std::min(backoff * 2, absl::Seconds(2));
+      return health.status();  // e.g. Unauthenticated: a PS of another job at that address
     }
+    spdlog::info("parameter server task {} at {} is up ({} variables, {} tables)",
+                 client->ps_task(), client->address(), health->num_variables(),
+                 health->num_tables());
   }
   return absl::OkStatus();
 }

@@ -33,6 +33,8 @@ class TrainCluster {
     for (int i = 0; i < num_workers; ++i) workers_.push_back(Address());
   }
 
+  const std::string& ps_address(int i) const { return ps_[static_cast<size_t>(i)]; }
+  const std::string& worker_address(int i) const { return workers_[static_cast<size_t>(i)]; }
   std::string checkpoint_dir() const { return dir_.Join("checkpoints"); }
   std::string progress_path() const { return dir_.Join("progress.json"); }
   std::string log_path(const std::string& name) const { return dir_.Join(name + ".log"); }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "coordinator/ps/ps_client.h"
 #include "tests/trainer/test_files.h"
 #include "tests/trainer/train/train_cluster.h"
 
@@ -160,6 +161,21 @@ TEST_F(TrainFaultsTest, BadDataFailsTheCoordinatorNamingFileAndLine) {
   EXPECT_EQ(cluster.WaitForChief(), 1);
   EXPECT_THAT(cluster.Log("chief"), HasSubstr(bad + ":3"));
   EXPECT_FALSE(std::filesystem::exists(cluster.checkpoint_dir() + "/ckpt-000000000000"));
+}
+
+TEST_F(TrainFaultsTest, AJobWithATokenTrainsAndRefusesEveryoneElse) {
+  TrainCluster cluster(1, 2);
+  cluster.env()["TJ_TOKEN"] = "job-secret-1234";
+  cluster.StartServers();
+  cluster.StartChief(DigitsArgs(1, 0));
+  ASSERT_EQ(cluster.WaitForChief(), 0) << cluster.Log("chief");
+  EXPECT_EQ(cluster.Progress()->step, kStepsPerEpoch);
+  EXPECT_THAT(cluster.Log("ps-0"), HasSubstr("RPCs require the job token"));
+
+  // This test process has no token: the job's parameter server does not answer it.
+  auto outsider = PsClient::Connect(cluster.ps_address(0), 0);
+  const absl::Status refused = outsider->Health().status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kUnauthenticated) << refused;
 }
 
 }  // namespace
