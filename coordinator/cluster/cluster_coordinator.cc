@@ -140,6 +140,18 @@ absl::Status ClusterCoordinator::RemoveWorker(const std::string& address) {
   return absl::OkStatus();
 }
 
+absl::Status ClusterCoordinator::PreemptWorker(int index, absl::Time deadline) {
+  absl::MutexLock lock(&workers_mu_);
+  for (auto& worker : workers_) {
+    if (worker->index() == index) {
+      worker->Preempt(deadline);
+      return absl::OkStatus();
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no worker ", index, " in the cluster (it has ",
+                                          workers_.size(), " workers)"));
+}
+
 void ClusterCoordinator::OnWorkerLost(int index, const absl::Status& last_error) {
   bool any_alive = false;
   {

@@ -55,6 +55,12 @@ class ClusterCoordinator {
   // drain timeout). Returns once it has left.
   absl::Status RemoveWorker(const std::string& address);
 
+  // A preemption notice for worker `index` (its task index in the cluster spec): it takes no new
+  // closures, those in flight may finish until `deadline` (then they are put back to run
+  // elsewhere), and it takes work again when its replacement answers. NotFound for an unknown
+  // index. A second notice for the same worker is ignored.
+  absl::Status PreemptWorker(int index, absl::Time deadline);
+
   std::vector<WorkerStats> Workers() const;
   const CoordinatorOptions& options() const { return options_; }
   size_t queued() const { return queue_.queued(); }

@@ -34,6 +34,7 @@ std::string_view WorkerStateName(WorkerState state) {
     case WorkerState::kHealthy: return "healthy";
     case WorkerState::kRecovering: return "recovering";
     case WorkerState::kDraining: return "draining";
+    case WorkerState::kPreempted: return "preempted";
     case WorkerState::kLost: return "lost";
     case WorkerState::kRemoved: return "removed";
     case WorkerState::kStopped: return "stopped";
@@ -71,6 +72,60 @@ void WorkerConnection::Drain() {
     if (state_ == WorkerState::kHealthy) state_ = WorkerState::kDraining;
   }
   env_.queue->Wake();
+}
+
+void WorkerConnection::Preempt(absl::Time deadline, absl::Duration resume_after) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (preempt_.load()) return;  // the first notice leads
+    preempt_deadline_ = deadline;
+    preempt_resume_at_ = deadline + resume_after;
+    preempted_incarnation_ = incarnation_;
+    preempt_.store(true);
+    if (state_ == WorkerState::kHealthy) state_ = WorkerState::kPreempted;
+  }
+  spdlog::info("worker {} ({}): preemption notice; no new closures, {} for those in flight",
+               index_, address_, absl::FormatDuration(std::max(absl::ZeroDuration(),
+                                                               deadline - absl::Now())));
+  env_.queue->Wake();
+}
+
+absl::StatusOr<uint64_t> WorkerConnection::ProbeIncarnation() {
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(env_.options->health_check_timeout));
+  v1::HealthRequest request;
+  v1::HealthResponse response;
+  grpc::Status status = stub_->Health(&context, request, &response);
+  if (!status.ok()) return absl::UnavailableError(status.error_message());
+  return response.incarnation();
+}
+
+void WorkerConnection::WaitOutPreemption() {
+  SetState(WorkerState::kPreempted);
+  while (!ShouldExit()) {
+    absl::Time resume_at;
+    uint64_t preempted;
+    {
+      absl::MutexLock lock(&mu_);
+      // A notice that arrived before the first health check concerns the process found then.
+      if (preempted_incarnation_ == 0) preempted_incarnation_ = incarnation_;
+      resume_at = preempt_resume_at_;
+      preempted = preempted_incarnation_;
+    }
+    auto incarnation = ProbeIncarnation();
+    if (!incarnation.ok() || *incarnation != preempted) {
+      // Gone (the usual path: Run's recovery waits for the replacement) or already replaced.
+      break;
+    }
+    if (absl::Now() >= resume_at) {
+      spdlog::warn("worker {} ({}) was not terminated after its preemption notice; it takes work "
+                   "again",
+                   index_, address_);
+      break;
+    }
+    InterruptibleSleep(absl::Milliseconds(200));
+  }
+  preempt_.store(false);
 }
 
 void WorkerConnection::Stop() {
@@ -164,7 +219,12 @@ void WorkerConnection::Run() {
     failing = false;
     backoff = options.reconnect_backoff_initial;
     SetState(drain_.load() ? WorkerState::kDraining : WorkerState::kHealthy);
-    if (Serve()) {
+    const bool failed = Serve();
+    if (!failed && preempt_.load() && !ShouldExit()) {
+      WaitOutPreemption();
+      continue;
+    }
+    if (failed) {
       failing = true;
       failed_since = absl::Now();
       {
@@ -272,9 +332,9 @@ bool WorkerConnection::Serve() {
   // fetchable) instead of when the next closure arrives.
   auto interrupted = [this] {
     return stream_broken_.load() || ShouldExit() || cancel_requested_.load() ||
-           need_rebuild_.load() || built_version_ != env_.resources->version();
+           need_rebuild_.load() || preempt_.load() || built_version_ != env_.resources->version();
   };
-  while (!stream_broken_.load() && !ShouldExit()) {
+  while (!stream_broken_.load() && !ShouldExit() && !preempt_.load()) {
     if (cancel_requested_.exchange(false)) {
       v1::RunBatch cancel;
       {
@@ -295,9 +355,10 @@ bool WorkerConnection::Serve() {
       absl::MutexLock lock(&mu_);
       auto slot_or_event = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return static_cast<int>(inflight_.size()) < WindowLocked() || stream_broken_.load() ||
-               ShouldExit() || cancel_requested_.load();
+               ShouldExit() || cancel_requested_.load() || preempt_.load();
       };
       mu_.Await(absl::Condition(&slot_or_event));
+      if (preempt_.load()) break;
       const int window = WindowLocked();
       if (static_cast<int>(inflight_.size()) >= window) continue;
       free_slots = static_cast<size_t>(window) - inflight_.size();
@@ -330,12 +391,23 @@ bool WorkerConnection::Serve() {
   }
 
   const bool draining = drain_.load() && !stop_.load();
-  if (draining) {
+  const bool preempted = preempt_.load() && !stop_.load();
+  if (draining || preempted) {
     absl::MutexLock lock(&mu_);
     auto drained = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return inflight_.empty() || stream_broken_.load() || stop_.load();
     };
-    mu_.AwaitWithTimeout(absl::Condition(&drained), env_.options->drain_timeout);
+    // A preempted worker's closures may finish until the notice's deadline; after that they are
+    // put back to run elsewhere.
+    const absl::Duration wait = draining ? env_.options->drain_timeout
+                                         : std::max(absl::ZeroDuration(),
+                                                    preempt_deadline_ - absl::Now());
+    mu_.AwaitWithTimeout(absl::Condition(&drained), wait);
+    if (preempted && !inflight_.empty()) {
+      spdlog::info("worker {} ({}): {} closure(s) still running at the preemption deadline are put "
+                   "back",
+                   index_, address_, inflight_.size());
+    }
   }
   stream->WritesDone();
   {
@@ -350,7 +422,9 @@ bool WorkerConnection::Serve() {
     stream_context_ = nullptr;
   }
   PutBackAllInflight();
-  return stream_broken_.load() && !ShouldExit();
+  // After a preemption notice the stream was ended on purpose; WaitOutPreemption tells a worker
+  // that is gone from one that is still there.
+  return stream_broken_.load() && !ShouldExit() && !preempted;
 }
 
 void WorkerConnection::ReadResults(

@@ -31,7 +31,16 @@
 
 namespace tj {
 
-enum class WorkerState { kConnecting, kHealthy, kRecovering, kDraining, kLost, kRemoved, kStopped };
+enum class WorkerState {
+  kConnecting,
+  kHealthy,
+  kRecovering,
+  kDraining,
+  kPreempted,  // told it will be terminated: takes no closures until its successor is up
+  kLost,
+  kRemoved,
+  kStopped
+};
 std::string_view WorkerStateName(WorkerState state);
 
 struct WorkerStats {
@@ -69,6 +78,12 @@ class WorkerConnection {
   // Stops taking new closures; in-flight ones may finish for options.drain_timeout, then are put back.
   // Returns at once; Join() waits for the drain to end.
   void Drain() ABSL_LOCKS_EXCLUDED(mu_);
+  // The worker is about to be terminated (a preemption notice): it takes no new closures; the ones
+  // in flight may finish until `deadline`, then are put back. It takes work again once a new
+  // incarnation answers (the replacement process), or, if it is never terminated, after
+  // `deadline + resume_after`.
+  void Preempt(absl::Time deadline, absl::Duration resume_after = absl::Seconds(60))
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Stops now: the stream is cancelled and whatever was in flight is put back (or cancelled).
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
   void Join();
@@ -99,6 +114,11 @@ class WorkerConnection {
   bool InterruptibleSleep(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
   void SetState(WorkerState state) ABSL_LOCKS_EXCLUDED(mu_);
   bool ShouldExit() const { return stop_.load() || drain_.load(); }
+  // After a preemption notice: waits until the preempted incarnation is gone (or the notice
+  // expires), without dispatching.
+  void WaitOutPreemption() ABSL_LOCKS_EXCLUDED(mu_);
+  // The incarnation a health check reports, without touching resources.
+  absl::StatusOr<uint64_t> ProbeIncarnation();
 
   const int index_;
   const std::string address_;
@@ -112,6 +132,7 @@ class WorkerConnection {
   std::atomic<bool> cancel_requested_{false};
   std::atomic<bool> stream_broken_{false};
   std::atomic<bool> need_rebuild_{false};
+  std::atomic<bool> preempt_{false};
 
   mutable absl::Mutex mu_;
   WorkerState state_ ABSL_GUARDED_BY(mu_) = WorkerState::kConnecting;
@@ -121,6 +142,9 @@ class WorkerConnection {
   double overhead_ewma_us_ ABSL_GUARDED_BY(mu_) = 0;
   bool have_timing_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t incarnation_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time preempt_deadline_ ABSL_GUARDED_BY(mu_);
+  absl::Time preempt_resume_at_ ABSL_GUARDED_BY(mu_);
+  uint64_t preempted_incarnation_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status resource_error_ ABSL_GUARDED_BY(mu_);
   int64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
