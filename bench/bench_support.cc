@@ -1,17 +1,21 @@
 #include "bench/bench_support.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
@@ -238,6 +242,151 @@ bool TensorFlowImportable(std::string* note) {
     *note = "tensorflow not installed";
   }
   return false;
+}
+
+std::string FindOnPath(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    const std::string candidate = absl::StrCat(dir, "/", name);
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+int PickFreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+namespace {
+
+// fork + execv of `binary` with `argv`; stdin from /dev/null, stdout to `out_fd`, stderr to
+// `err_fd` (either may be -1: /dev/null). Everything is prepared before fork.
+absl::StatusOr<pid_t> Spawn(const std::string& binary, const std::vector<std::string>& args,
+                            int out_fd, int err_fd) {
+  const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd < 0) return absl::InternalError("cannot open /dev/null");
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(null_fd);
+    return absl::InternalError("fork failed");
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(126);
+    dup2(null_fd, STDIN_FILENO);
+    dup2(out_fd >= 0 ? out_fd : null_fd, STDOUT_FILENO);
+    dup2(err_fd >= 0 ? err_fd : null_fd, STDERR_FILENO);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  close(null_fd);
+  return pid;
+}
+
+int ExitCode(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+}  // namespace
+
+absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv, bool capture_stderr,
+                                         absl::Duration timeout) {
+  if (argv.empty()) return absl::InvalidArgumentError("RunCommand: empty command");
+  const std::string binary = FindOnPath(argv[0]);
+  if (binary.empty()) return absl::NotFoundError(absl::StrCat(argv[0], " not found on PATH"));
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return absl::InternalError("pipe failed");
+  const auto start = std::chrono::steady_clock::now();
+  auto pid = Spawn(binary, argv, pipe_fds[1], capture_stderr ? pipe_fds[1] : -1);
+  close(pipe_fds[1]);
+  if (!pid.ok()) {
+    close(pipe_fds[0]);
+    return pid.status();
+  }
+  CommandResult result;
+  const absl::Time deadline = absl::Now() + timeout;
+  bool timed_out = false;
+  while (true) {
+    pollfd p{pipe_fds[0], POLLIN, 0};
+    const int ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    if (ms <= 0 || poll(&p, 1, ms) <= 0) {
+      timed_out = true;
+      break;
+    }
+    char buf[4096];
+    const ssize_t n = read(pipe_fds[0], buf, sizeof(buf));
+    if (n <= 0) break;
+    result.output.append(buf, static_cast<size_t>(n));
+  }
+  close(pipe_fds[0]);
+  if (timed_out) kill(*pid, SIGKILL);
+  int status = 0;
+  waitpid(*pid, &status, 0);
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.exit_code = ExitCode(status);
+  if (timed_out) {
+    return absl::DeadlineExceededError(
+        absl::StrCat(argv[0], " did not finish within ", absl::FormatDuration(timeout)));
+  }
+  return result;
+}
+
+absl::StatusOr<std::unique_ptr<BackgroundCommand>> BackgroundCommand::Start(
+    const std::vector<std::string>& argv) {
+  if (argv.empty()) return absl::InvalidArgumentError("BackgroundCommand: empty command");
+  const std::string binary = FindOnPath(argv[0]);
+  if (binary.empty()) return absl::NotFoundError(absl::StrCat(argv[0], " not found on PATH"));
+  auto pid = Spawn(binary, argv, -1, -1);
+  if (!pid.ok()) return pid.status();
+  std::unique_ptr<BackgroundCommand> command(new BackgroundCommand());
+  command->pid_ = *pid;
+  return command;
+}
+
+bool BackgroundCommand::WaitForExit(absl::Duration timeout) {
+  if (pid_ <= 0) return true;
+  const absl::Time deadline = absl::Now() + timeout;
+  int status = 0;
+  while (true) {
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return true;
+    }
+    if (absl::Now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+BackgroundCommand::~BackgroundCommand() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
 }
 
 }  // namespace tj::bench

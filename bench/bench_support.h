@@ -70,4 +70,40 @@ bool TensorFlowImportable(std::string* note);
 
 double Median(std::vector<double> values);
 
+// The full path of `name` if it is an executable on PATH, else empty.
+std::string FindOnPath(const std::string& name);
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0 and closed).
+int PickFreePort();
+
+// A command's exit and output (stdout, and stderr when asked), and how long it took.
+struct CommandResult {
+  int exit_code = -1;  // 128 + signal when killed by one
+  std::string output;
+  double seconds = 0;
+};
+// Runs argv[0] (looked up on PATH) with argv and waits for it, killing it after `timeout`. Its
+// stdin is /dev/null; stderr is captured with stdout or discarded.
+absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
+                                         bool capture_stderr = false,
+                                         absl::Duration timeout = absl::Minutes(10));
+
+// A helper process running in the background (a baseline's server), its output discarded. It dies
+// with the benchmark (PR_SET_PDEATHSIG).
+class BackgroundCommand {
+ public:
+  static absl::StatusOr<std::unique_ptr<BackgroundCommand>> Start(
+      const std::vector<std::string>& argv);
+  ~BackgroundCommand();  // SIGKILLs and reaps it if still running
+  BackgroundCommand(const BackgroundCommand&) = delete;
+  BackgroundCommand& operator=(const BackgroundCommand&) = delete;
+
+  // Whether it exited within `timeout` (then reaped).
+  bool WaitForExit(absl::Duration timeout);
+
+ private:
+  BackgroundCommand() = default;
+  pid_t pid_ = -1;
+};
+
 }  // namespace tj::bench

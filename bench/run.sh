@@ -5,7 +5,8 @@
 #
 #   bench/run.sh                 # full run (several minutes on a 2-core machine)
 #   bench/run.sh --smoke         # seconds: checks that everything runs, figures not meaningful
-#   bench/run.sh --closures 50000 --workers 1,4   # any other flag goes to every benchmark
+#   bench/run.sh --only ps,checkpoint             # some of the benchmarks (names as in BENCHMARKS)
+#   bench/run.sh --only dispatch --closures 50000 --workers 1,4   # other flags go to each benchmark
 #
 # Environment: BUILD_DIR (default <repo>/build-bench), BUILD_TYPE (RelWithDebInfo or Release),
 # JOBS (parallel build jobs, default 2).
@@ -25,12 +26,34 @@ esac
 # name:target pairs; every benchmark binary accepts --json PATH and --smoke.
 BENCHMARKS=(
   "dispatch:tj-bench-dispatch"
+  "ps:tj-bench-ps"
+  "checkpoint:tj-bench-checkpoint"
 )
 
 generator=()
 if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
 cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
   -DTJ_BUILD_BENCH=ON >/dev/null
+# --only NAME[,NAME...] picks benchmarks; every other argument is passed to each one run.
+only=""
+args=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --only) only="${2:-}"; shift 2 || { echo "run.sh: --only needs a list" >&2; exit 2; } ;;
+    --only=*) only="${1#--only=}"; shift ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+if [[ -n "$only" ]]; then
+  selected=()
+  for b in "${BENCHMARKS[@]}"; do
+    [[ ",$only," == *",${b%%:*},"* ]] && selected+=("$b")
+  done
+  if [[ ${#selected[@]} -eq 0 ]]; then echo "run.sh: --only '$only' names no benchmark" >&2; exit 2; fi
+  BENCHMARKS=("${selected[@]}")
+fi
+set -- "${args[@]+"${args[@]}"}"
+
 targets=()
 for b in "${BENCHMARKS[@]}"; do targets+=("${b#*:}"); done
 cmake --build "$BUILD_DIR" -j"$JOBS" --target "${targets[@]}"

@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libbenchmark-dev libabsl-dev zlib1g-dev
   # tools the tests use (Prometheus' metric checker)
   prometheus
+  iperf3  # loopback TCP bandwidth, the same-run baseline of bench/ps_bench.cc
   python3-sklearn  # ships sklearn/datasets/data/digits.csv.gz, the digits data set of examples and tests
 )
 
