@@ -6,6 +6,7 @@
 #include "absl/synchronization/mutex.h"
 
 #include "tjctl/demo_command.h"
+#include "tjctl/run_command.h"
 #include "tjctl/validate_command.h"
 
 int main(int argc, char** argv) {
@@ -19,6 +20,8 @@ int main(int argc, char** argv) {
   tj::AddDemoCommand(app, demo_options, exit_code);
   tj::ValidateOptions validate_options;
   tj::AddValidateCommand(app, validate_options, exit_code);
+  tj::RunOptions run_options;
+  tj::AddRunCommand(app, run_options, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -16,7 +16,7 @@ namespace tj::local {
 namespace {
 
 ProcessSpec Shell(const std::string& script, const std::string& log = "") {
-  return ProcessSpec{"/bin/sh", {"-c", script}, {}, log};
+  return ProcessSpec{"/bin/sh", {"-c", script}, {}, log, {}};
 }
 
 bool Alive(pid_t pid) { return kill(pid, 0) == 0; }
@@ -130,7 +130,7 @@ TEST(SupervisorTest, ChildrenDieWithTheirSupervisingProcess) {
 
 TEST(SupervisorTest, AMissingBinaryIsAClearError) {
   Supervisor supervisor;
-  auto status = supervisor.Start("p", ProcessSpec{"/nonexistent/tj-train", {}, {}, ""});
+  auto status = supervisor.Start("p", ProcessSpec{"/nonexistent/tj-train", {}, {}, "", {}});
   EXPECT_TRUE(absl::IsNotFound(status));
   EXPECT_NE(std::string(status.message()).find("/nonexistent/tj-train"), std::string::npos);
 }

@@ -59,6 +59,7 @@ absl::StatusOr<ChildProcess> ChildProcess::Start(const ProcessSpec& spec) {
     const size_t eq = entry.find('=');
     if (eq != std::string::npos) merged[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
+  for (const auto& name : spec.unset_env) merged.erase(name);
   for (const auto& [k, v] : spec.env) merged[k] = v;
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : merged) env_strings.push_back(absl::StrCat(k, "=", v));
@@ -103,7 +104,7 @@ absl::StatusOr<ChildProcess> ChildProcess::Start(const ProcessSpec& spec) {
 absl::StatusOr<ChildProcess> ChildProcess::StartAndWaitListening(
     const std::string& binary, const std::vector<std::string>& args,
     const std::map<std::string, std::string>& env, absl::Duration timeout) {
-  auto child = Start(ProcessSpec{binary, args, env, ""});
+  auto child = Start(ProcessSpec{binary, args, env, "", {}});
   if (!child.ok()) return child.status();
   if (auto s = child->ReadListeningLine(timeout); !s.ok()) return s;
   return child;

@@ -23,6 +23,9 @@ struct ProcessSpec {
   // stdout and stderr are appended here; empty: stdout is a pipe the parent reads (for the LISTENING
   // line) and stderr is inherited.
   std::string log_path;
+  // Names removed from the inherited environment before `env` is applied (variables of the job
+  // contract that must not leak from tjctl's own environment).
+  std::vector<std::string> unset_env;
 };
 
 // How a process ended, Kubernetes style: a signal becomes exit code 128 + signal (137 for SIGKILL).

@@ -1,0 +1,65 @@
+#include "tjctl/local/status_file.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace tj::local {
+
+std::string FormatRfc3339(absl::Time time) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", time, absl::UTCTimeZone());
+}
+
+nlohmann::json ToJson(const RunStatus& status) {
+  auto optional_int = [](const auto& v) -> nlohmann::json {
+    return v.has_value() ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  nlohmann::json replicas = nlohmann::json::object();
+  for (const ReplicaRunStatus& r : status.replicas) {
+    replicas[r.name] = {
+        {"type", r.type},
+        {"index", r.index},
+        {"address", r.address},
+        {"state", r.state},
+        {"starts", r.starts},
+        {"lastExitCode", optional_int(r.last_exit_code)},
+        {"lastSignal", optional_int(r.last_signal)},
+        {"pid", optional_int(r.pid)},
+        {"log", r.log},
+    };
+  }
+  return {
+      {"job", status.job},
+      {"phase", status.phase},
+      {"reason", status.reason},
+      {"message", status.message},
+      {"restartCount", status.restart_count},
+      {"startTime", FormatRfc3339(status.start_time)},
+      {"completionTime", status.completion_time ? nlohmann::json(FormatRfc3339(*status.completion_time))
+                                                : nlohmann::json(nullptr)},
+      {"workDir", status.work_dir},
+      {"checkpointDir", status.checkpoint_dir.empty() ? nlohmann::json(nullptr)
+                                                      : nlohmann::json(status.checkpoint_dir)},
+      {"progress", status.progress ? v1alpha1::ToJson(*status.progress) : nlohmann::json(nullptr)},
+      {"replicas", std::move(replicas)},
+  };
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& content) {
+  const std::string tmp = absl::StrCat(path, ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp, ": ", strerror(errno)));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path, ": ", strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tj::local

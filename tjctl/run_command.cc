@@ -1,0 +1,176 @@
+#include "tjctl/run_command.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "api/v1alpha1/load.h"
+#include "coordinator/base/job_token.h"
+#include "coordinator/base/strings.h"
+#include "jobcontrol/replicas.h"
+#include "tjctl/local/launch_plan.h"
+#include "tjctl/local/local_job.h"
+#include "tjctl/local/progress_display.h"
+#include "tjctl/local/termination_signals.h"
+
+namespace tj {
+namespace {
+
+namespace fs = std::filesystem;
+using local::kExitInvalid;
+
+constexpr char kRunDescription[] =
+    "run a TrainingJob on this machine as local processes, with the operator's semantics";
+
+constexpr char kRunFooter[] = R"(
+Each replica gets 127.0.0.1:<free port> in TF_CONFIG, the TJ_* variables, TJ_PROGRESS_FILE and
+TJ_TOKEN_FILE (a fresh job token per run, <work-dir>/job-token, mode 0600).
+Bare command names are looked up in $TJ_BIN_DIR, next to tjctl, then on $PATH.
+The work directory holds logs/<replica>.log, progress.json, status.json and checkpoints/;
+run again with the same --work-dir (or --checkpoint-dir) to resume from its checkpoints.
+Ctrl-C stops every replica (SIGTERM, grace period, SIGKILL); a second Ctrl-C kills at once.
+
+Exit codes: 0 Succeeded, 1 Failed, 2 invalid manifest (nothing started),
+            130 SIGINT, 143 SIGTERM (every process stopped).
+See docs/tjctl-run.md.)";
+
+std::string DefaultWorkDir(const std::string& job_name) {
+  const std::string base = Cat("tj-runs/", job_name, "-",
+                               absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::UTCTimeZone()));
+  std::string candidate = base;
+  for (int n = 2; fs::exists(candidate); ++n) candidate = Cat(base, "-", n);
+  return candidate;
+}
+
+std::string Absolute(const std::string& path) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec);
+  return ec ? path : absolute.lexically_normal().string();
+}
+
+bool MakeDirs(const std::string& dir, std::FILE* err) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    std::fprintf(err, "tjctl run: cannot create %s: %s\n", dir.c_str(), ec.message().c_str());
+    return false;
+  }
+  return true;
+}
+
+// A fresh job token for this run, readable by the user only (the processes run as the user).
+bool WriteJobToken(const std::string& path, std::FILE* err) {
+  auto token = GenerateJobToken();
+  if (!token.ok()) {
+    std::fprintf(err, "tjctl run: %s\n", std::string(token.status().message()).c_str());
+    return false;
+  }
+  std::error_code ignored;
+  fs::remove(path, ignored);  // an earlier run's, possibly with wider permissions
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  const bool written = fd >= 0 && write(fd, token->data(), token->size()) ==
+                                      static_cast<ssize_t>(token->size());
+  const int error = errno;
+  if (fd >= 0) close(fd);
+  if (!written) {
+    std::fprintf(err, "tjctl run: cannot write the job token %s: %s\n", path.c_str(),
+                 strerror(error));
+  }
+  return written;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, RunOptions& options, int& exit_code) {
+  CLI::App* run = app.add_subcommand("run", kRunDescription);
+  run->add_option("file", options.file, "TrainingJob manifest (YAML or JSON)")->required();
+  run->add_option("--work-dir", options.work_dir,
+                  "where logs, progress, status and checkpoints go "
+                  "(default: ./tj-runs/<job>-<UTC yyyymmdd-hhmmss>)");
+  run->add_option("--status-file", options.status_file,
+                  "where the JSON status is written (default: <work-dir>/status.json)");
+  run->add_option("--checkpoint-dir", options.checkpoint_dir,
+                  "checkpoint directory instead of <work-dir>/checkpoints, e.g. an earlier run's "
+                  "to resume from it (only for jobs with spec.checkpoint)");
+  run->add_flag("-q,--quiet", options.quiet, "print only the final result");
+  run->footer(kRunFooter);
+  run->callback([&] { exit_code = RunJobLocally(options, stdout, stderr); });
+}
+
+int RunJobLocally(const RunOptions& options, std::FILE* out, std::FILE* err) {
+  const v1alpha1::ValidationOptions validation{v1alpha1::ValidationTarget::kLocal};
+  v1alpha1::CheckedTrainingJob checked = v1alpha1::CheckTrainingJobFile(options.file, validation);
+  if (!checked.ok()) {
+    for (const v1alpha1::FieldError& error : checked.errors) {
+      std::fprintf(err, "%s\n", v1alpha1::FormatFieldError(options.file, error).c_str());
+    }
+    return kExitInvalid;
+  }
+  const v1alpha1::TrainingJob& job = *checked.job;
+
+  local::RunPaths paths;
+  paths.work_dir =
+      Absolute(options.work_dir.empty() ? DefaultWorkDir(job.metadata.name) : options.work_dir);
+  paths.logs_dir = paths.work_dir + "/logs";
+  paths.progress_file = paths.work_dir + "/progress.json";
+  paths.token_file = paths.work_dir + "/job-token";
+  if (job.spec.checkpoint.has_value()) {
+    paths.checkpoint_dir = Absolute(options.checkpoint_dir.empty() ? paths.work_dir + "/checkpoints"
+                                                                   : options.checkpoint_dir);
+  } else if (!options.checkpoint_dir.empty() && !options.quiet) {
+    std::fprintf(err, "tjctl run: warning: the job has no spec.checkpoint; --checkpoint-dir is "
+                      "ignored\n");
+  }
+  const std::string status_file =
+      Absolute(options.status_file.empty() ? paths.work_dir + "/status.json" : options.status_file);
+
+  local::LaunchPlan plan = local::PlanLocalLaunch(job, local::PickLocalAddresses(job), paths);
+  if (!plan.ok()) {
+    for (const v1alpha1::FieldError& error : plan.errors) {
+      std::fprintf(err, "%s\n", v1alpha1::FormatFieldError(options.file, error).c_str());
+    }
+    return kExitInvalid;
+  }
+  if (!options.quiet) {
+    for (const std::string& warning : plan.warnings) {
+      std::fprintf(err, "%s: warning: %s\n", options.file.c_str(), warning.c_str());
+    }
+  }
+  if (!MakeDirs(paths.logs_dir, err) ||
+      (!paths.checkpoint_dir.empty() && !MakeDirs(paths.checkpoint_dir, err)) ||
+      !MakeDirs(fs::path(status_file).parent_path().string(), err) ||
+      !WriteJobToken(paths.token_file, err)) {
+    return kExitInvalid;
+  }
+
+  auto signals = local::TerminationSignals::Block();
+  if (!signals.ok()) {
+    std::fprintf(err, "tjctl run: %s\n", std::string(signals.status().message()).c_str());
+    return kExitInvalid;
+  }
+  const local::DisplayMode mode = options.quiet              ? local::DisplayMode::kQuiet
+                                  : isatty(fileno(out)) != 0 ? local::DisplayMode::kTerminal
+                                                             : local::DisplayMode::kPlain;
+  local::ProgressDisplay display(mode, out);
+  if (!options.quiet) {
+    std::fprintf(out, "tjctl run: job %s: 1 coordinator, %d PS, %d workers\n  work dir: %s\n",
+                 job.metadata.name.c_str(), ReplicaCount(job.spec, ReplicaType::kPs),
+                 ReplicaCount(job.spec, ReplicaType::kWorker), paths.work_dir.c_str());
+    if (!paths.checkpoint_dir.empty()) {
+      std::fprintf(out, "  checkpoints: %s\n", paths.checkpoint_dir.c_str());
+    }
+    std::fflush(out);
+  }
+  local::LocalJobOptions job_options;
+  job_options.paths = paths;
+  job_options.status_file = status_file;
+  local::LocalJob local_job(job, std::move(plan), job_options, display, *signals);
+  return local_job.Run();
+}
+
+}  // namespace tj
