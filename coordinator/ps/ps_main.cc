@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   spdlog::set_default_logger(spdlog::stderr_color_mt("tj-ps"));
 
-  tj::PsSettings settings{"127.0.0.1:0", 0};
+  tj::PsSettings settings;
+  settings.address = "127.0.0.1:0";
   if (std::getenv("TF_CONFIG") != nullptr && (address.empty() || task < 0)) {
     auto from_env = tj::PsSettingsFromTfConfig();
     if (!from_env.ok()) {

@@ -5,7 +5,10 @@
 #include <cstring>
 #include <iostream>
 
+#include <optional>
+
 #include "coordinator/base/job_token.h"
+#include "coordinator/coordination/coordination_client.h"
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/base/strings.h"
 #include "coordinator/ps/ps_server.h"
@@ -24,11 +27,13 @@ absl::StatusOr<PsSettings> PsSettingsFromTfConfig() {
   }
   auto spec = (*resolver)->cluster_spec();
   if (!spec.ok()) return spec.status();
+  const std::string chief = spec->num_tasks("chief") > 0 ? *spec->task_address("chief", 0) : "";
   PsSettings settings;
   settings.task = *(*resolver)->task_id();
   auto own = spec->task_address("ps", settings.task);
   if (!own.ok()) return own.status();
   settings.address = *own;
+  settings.coordinator_address = chief;
   return settings;
 }
 
@@ -42,6 +47,11 @@ int ServePsUntilSignalled(const PsSettings& settings, const std::string& program
   spdlog::info("{}: ps task {} serving on {} (incarnation {:x})", program, settings.task,
                (*server)->address(), (*server)->incarnation());
   LogJobTokenMode(program);
+  std::optional<HeartbeatSender> heartbeats;
+  if (!settings.coordinator_address.empty()) {
+    heartbeats.emplace(settings.coordinator_address, MakeTaskId("ps", settings.task),
+                       (*server)->incarnation());
+  }
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

@@ -10,6 +10,8 @@ namespace tj {
 
 struct PsSettings {
   std::string address;  // what peers dial; ListenAddressFor() says what is bound
+  // The coordinator ("chief") to register with and heartbeat to, for its task states; empty: none.
+  std::string coordinator_address;
   int task = 0;
 };
 

@@ -5,7 +5,10 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include <optional>
+
 #include "coordinator/base/job_token.h"
+#include "coordinator/coordination/coordination_client.h"
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/base/strings.h"
 #include "coordinator/resolver/tf_config_cluster_resolver.h"
@@ -23,11 +26,13 @@ absl::StatusOr<WorkerSettings> WorkerSettingsFromTfConfig() {
   }
   auto spec = (*resolver)->cluster_spec();
   if (!spec.ok()) return spec.status();
+  const std::string chief = spec->num_tasks("chief") > 0 ? *spec->task_address("chief", 0) : "";
   WorkerSettings settings;
   settings.task = *(*resolver)->task_id();
   auto own = spec->task_address("worker", settings.task);
   if (!own.ok()) return own.status();
   settings.address = *own;
+  settings.coordinator_address = chief;
   for (int i = 0; i < spec->num_tasks("ps"); ++i) {
     auto ps = spec->task_address("ps", i);
     if (!ps.ok()) return ps.status();
@@ -53,6 +58,11 @@ int ServeWorkerUntilSignalled(const FunctionRegistry& registry, const WorkerSett
                program, settings.task, host, (*server)->port(), (*server)->incarnation(),
                settings.ps_addresses.size());
   LogJobTokenMode(program);
+  std::optional<HeartbeatSender> heartbeats;
+  if (!settings.coordinator_address.empty()) {
+    heartbeats.emplace(settings.coordinator_address, MakeTaskId("worker", settings.task),
+                       (*server)->incarnation());
+  }
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

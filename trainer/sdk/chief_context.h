@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "coordinator/cluster/cluster_coordinator.h"
+#include "coordinator/preemption/preemption_handler.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/summary/event_file_writer.h"
 #include "trainer/sdk/job_settings.h"
@@ -52,6 +53,10 @@ class ChiefContext {
   }
   EventFileWriter* summaries() { return summaries_.get(); }
 
+  // The preemption handler the training loop consults; nullptr when there is none.
+  PreemptionCheckpointHandler* preemption() { return preemption_; }
+  void set_preemption(PreemptionCheckpointHandler* handler) { preemption_ = handler; }
+
  private:
   JobSettings settings_;
   std::unique_ptr<ClusterCoordinator> coordinator_;
@@ -60,6 +65,7 @@ class ChiefContext {
   ProgressReporter progress_;
   std::unique_ptr<PsCheckpointer> checkpointer_;
   std::unique_ptr<EventFileWriter> summaries_;
+  PreemptionCheckpointHandler* preemption_ = nullptr;
 };
 
 }  // namespace tj::sdk

@@ -6,7 +6,12 @@
 #include <cstdlib>
 #include <thread>
 
+#include "coordinator/base/channel.h"
+#include "coordinator/base/job_token.h"
 #include "coordinator/base/shutdown_signals.h"
+#include "coordinator/coordination/coordination_service.h"
+#include "coordinator/coordination/coordination_state.h"
+#include "coordinator/preemption/preemption_handler.h"
 #include "coordinator/base/strings.h"
 #include "coordinator/cluster/cluster_coordinator.h"
 #include "coordinator/ps/ps_error.h"
@@ -45,20 +50,6 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
     spdlog::error("{}: {}", program.name, settings.status().ToString());
     return kExitUsage;
   }
-  // Without the preemption handler, a SIGTERM ends the coordinator at once; the job's policy
-  // restarts it (143) and it resumes from its last checkpoint.
-  std::thread([name = program.name] {
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    const int signal_number = WaitForSignal(signals);
-    spdlog::warn("{}: SIG{}: exiting; the job restarts the coordinator from its last checkpoint",
-                 name, sigabbrev_np(signal_number));
-    spdlog::default_logger()->flush();
-    std::_Exit(128 + signal_number);
-  }).detach();
-
   std::vector<std::string> ps_addresses;
   std::vector<std::shared_ptr<PsClient>> ps_clients;
   for (int i = 0; i < spec.num_tasks("ps"); ++i) {
@@ -87,10 +78,69 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
     return kExitFailure;
   }
   ChiefContext context(*settings, *std::move(coordinator), ps_addresses, ps_clients);
+
+  TerminationConfig termination;
+  termination.exit_code = settings->restart_exit_code;
+  termination.grace_period = settings->preemption_grace_period;
+  if (program.configure_termination) program.configure_termination(termination);
+  // Shared with the signal thread, which outlives this function.
+  auto preemption_owner = std::make_shared<PreemptionCheckpointHandler>(
+      termination, &context.coordinator(), static_cast<int>(workers.size()),
+      static_cast<int>(ps_addresses.size()));
+  PreemptionCheckpointHandler& preemption = *preemption_owner;
+  context.set_preemption(&preemption);
+
+  // The Coordination service on the coordinator's own address: where tasks heartbeat and where the
+  // operator and tjctl send preemption notices.
+  CoordinationState coordination;
+  CoordinationService service(&coordination, [&preemption](const v1::PreemptionNoticeRequest& r) {
+    const absl::Time deadline = r.deadline_unix_millis() > 0
+                                    ? absl::FromUnixMillis(r.deadline_unix_millis())
+                                    : absl::InfiniteFuture();
+    return preemption.Notice(r.task().type(), r.task().index(), r.reason(), deadline);
+  });
+  std::unique_ptr<grpc::Server> server;
+  if (auto own = spec.task_address("chief", 0); own.ok()) {
+    grpc::ServerBuilder builder;
+    ConfigureRuntimeServer(builder);
+    builder.AddListeningPort(ListenAddressFor(*own), grpc::InsecureServerCredentials());
+    builder.RegisterService(&service);
+    server = builder.BuildAndStart();
+    if (server == nullptr) {
+      spdlog::error("{}: cannot serve the coordination service on {}", program.name, *own);
+      return kExitFailure;
+    }
+    spdlog::info("{}: coordination service on {}", program.name, *own);
+    LogJobTokenMode(program.name);
+  }
+
+  // SIGTERM (the kubelet stopping the pod, tjctl stopping the process) is a preemption notice for
+  // the coordinator: checkpoint at the next step boundary, exit with the restart code. Before and
+  // after the training loop there is nothing to checkpoint: exit at once, with the restart code.
+  std::thread([preemption_owner, name = program.name, code = termination.exit_code] {
+    PreemptionCheckpointHandler& preemption = *preemption_owner;
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    while (true) {
+      const int signal_number = WaitForSignal(signals);
+      if (!preemption.attached()) {
+        spdlog::warn("{}: SIG{} outside the training loop: exiting with {}", name,
+                     sigabbrev_np(signal_number), code);
+        spdlog::default_logger()->flush();
+        std::_Exit(code);
+      }
+      preemption.Notice("chief", 0, Cat("SIG", sigabbrev_np(signal_number)),
+                        absl::InfiniteFuture());
+    }
+  }).detach();
+
   const absl::Status outcome = program.run_chief(context);
+  if (IsPreempted(outcome) && termination.exit_fn) termination.exit_fn();
   context.progress().Report([&](v1alpha1::TrainingProgress& p) {
     if (!outcome.ok()) {
-      p.state = "failed";
+      p.state = IsPreempted(outcome) ? "preempted" : "failed";
       p.message = std::string(outcome.message());
     }
   });
@@ -104,6 +154,11 @@ int ChiefExitCode(const absl::Status& outcome, const JobSettings& settings,
   if (outcome.ok()) {
     spdlog::info("{}: training finished", program);
     return 0;
+  }
+  if (IsPreempted(outcome)) {
+    spdlog::warn("{}: {}. Exiting with the restart code {}", program, std::string(outcome.message()),
+                 settings.restart_exit_code);
+    return settings.restart_exit_code;
   }
   if (std::optional<int> ps_task = PsTaskOf(outcome); ps_task.has_value()) {
     spdlog::error(

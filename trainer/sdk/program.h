@@ -5,8 +5,11 @@
 //   worker  serves the built-in and the program's functions until SIGTERM;
 //   chief   waits for the parameter servers, connects a ClusterCoordinator to the workers, runs
 //           the body, and turns its outcome into the exit code the job's restart policy expects:
-//           0 on success, TJ_RESTART_EXIT_CODE (42) when a parameter server was lost (the job
-//           restarts the coordinator, which restores the last checkpoint), 1 otherwise.
+//           0 on success, TJ_RESTART_EXIT_CODE (42) when a parameter server was lost or after a
+//           preemption checkpoint (the job restarts the coordinator, which restores the last
+//           checkpoint), 1 otherwise. The coordinator also serves the Coordination service on its
+//           own TF_CONFIG address (key-value store, barriers, task states, preemption notices),
+//           and SIGTERM is a preemption notice for it.
 //
 //   int main(int argc, char** argv) {
 //     tj::BlockShutdownSignals();  // first, before any thread starts
@@ -23,16 +26,20 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "coordinator/worker/function_registry.h"
+#include "coordinator/preemption/termination_config.h"
 #include "trainer/sdk/chief_context.h"
 
 namespace tj::sdk {
 
 struct Program {
-  std::string name;
+  std::string name = "program";
   // Called once in every worker process; the built-in functions are registered already.
-  std::function<absl::Status(FunctionRegistry&)> register_functions;
+  std::function<absl::Status(FunctionRegistry&)> register_functions = nullptr;
   // The coordinator's body. A status carrying a PS task (PsTaskOf) means "restart me".
-  std::function<absl::Status(ChiefContext&)> run_chief;
+  std::function<absl::Status(ChiefContext&)> run_chief = nullptr;
+  // Adjusts the coordinator's TerminationConfig (save_fn, exit_fn, a termination watcher) after
+  // the SDK filled it from the job (grace period, restart exit code).
+  std::function<void(TerminationConfig&)> configure_termination = nullptr;
   // How long the coordinator waits for every parameter server to answer at start-up before it
   // gives up with the restart exit code (pods can take a while to be scheduled).
   absl::Duration ps_startup_timeout = absl::Minutes(10);

@@ -12,6 +12,7 @@
 #include "coordinator/base/strings.h"
 #include "coordinator/base/values.h"
 #include "coordinator/cluster/cluster_coordinator.h"
+#include "coordinator/preemption/preemption_handler.h"
 
 namespace tj::sdk {
 
@@ -60,16 +61,38 @@ class Loop {
       return absl::InvalidArgumentError(Cat("total steps must be >= 0, got ",
                                             options_.total_steps));
     }
+    preemption_ = context_.preemption();
+    look_ahead_ = std::max<int64_t>(1, options_.max_steps_ahead);
     TJ_RETURN_IF_ERROR(Restore());
+    // From here on a coordinator notice has a loop to checkpoint it.
+    struct Attachment {
+      PreemptionCheckpointHandler* handler;
+      explicit Attachment(PreemptionCheckpointHandler* h) : handler(h) {
+        if (handler != nullptr) handler->Attach(true);
+      }
+      ~Attachment() {
+        if (handler != nullptr) handler->Attach(false);
+      }
+    } attachment(preemption_);
     const int64_t interval = context_.settings().checkpoint_interval_steps;
     int64_t next_to_schedule = step_;
     std::deque<RemoteValue> pending;  // steps [step_, next_to_schedule), in order
     Report("training", Cat("training from step ", step_, " to ", options_.total_steps));
     while (step_ < options_.total_steps) {
-      const int64_t segment_end = SegmentEnd(interval);
+      int64_t segment_end = SegmentEnd(interval);
+      bool paused_for_preemption = false;
+      absl::Time pause_started;
       while (step_ < segment_end) {
-        while (next_to_schedule < segment_end &&
-               next_to_schedule - step_ < std::max<int64_t>(1, options_.max_steps_ahead)) {
+        if (!paused_for_preemption && preemption_ != nullptr &&
+            preemption_->CheckpointRequested()) {
+          // The next step boundary: what is scheduled finishes, nothing more is.
+          paused_for_preemption = true;
+          pause_started = absl::Now();
+          segment_end = next_to_schedule;
+          if (step_ >= segment_end) break;
+        }
+        if ((step_ & 63) == 0) UpdateLookAhead();
+        while (next_to_schedule < segment_end && next_to_schedule - step_ < look_ahead_) {
           TJ_ASSIGN_OR_RETURN(RemoteValue value, program_.ScheduleStep(next_to_schedule));
           pending.push_back(std::move(value));
           ++next_to_schedule;
@@ -89,6 +112,27 @@ class Loop {
       }
       // Every step of the segment is back; Join raises an error nobody fetched (none expected).
       TJ_RETURN_IF_ERROR(context_.coordinator().Join());
+      if (preemption_ != nullptr && (paused_for_preemption || preemption_->CheckpointRequested())) {
+        const absl::Duration drain =
+            paused_for_preemption ? absl::Now() - pause_started : absl::ZeroDuration();
+        switch (preemption_->AtBoundary(step_, drain)) {
+          case PreemptionCheckpointHandler::Action::kContinue:
+            break;
+          case PreemptionCheckpointHandler::Action::kSaveAndContinue:
+            TJ_RETURN_IF_ERROR(SavePreemptionCheckpoint());
+            continue;
+          case PreemptionCheckpointHandler::Action::kSaveAndExit: {
+            absl::Status saved = SavePreemptionCheckpoint();
+            if (!saved.ok()) {
+              spdlog::error("preemption checkpoint at step {} failed: {}; exiting anyway, the job "
+                            "resumes from the previous checkpoint",
+                            step_, saved.ToString());
+            }
+            Report("preempted", Cat("preempted at step ", step_, saved.ok() ? ", checkpointed" : ", checkpoint failed"));
+            return PreemptedError(step_, saved.ok() ? "checkpoint saved" : "checkpoint failed");
+          }
+        }
+      }
       if (step_ < options_.total_steps) {
         if (interval > 0 && step_ % interval == 0) TJ_RETURN_IF_ERROR(SaveCheckpoint());
         if (options_.eval_every_steps > 0 && step_ % options_.eval_every_steps == 0) {
@@ -145,6 +189,39 @@ class Loop {
       p.step = step_;
     });
     return absl::OkStatus();
+  }
+
+  // At most about what the workers hold in flight plus one per worker is scheduled ahead: enough
+  // to keep every window full, and little enough that pausing at a step boundary (for a checkpoint
+  // or a preemption) waits for about one step, not for thousands queued.
+  void UpdateLookAhead() {
+    int64_t in_flight_capacity = 0;
+    int64_t workers = 0;
+    for (const WorkerStats& worker : context_.coordinator().Workers()) {
+      in_flight_capacity += worker.window;
+      ++workers;
+    }
+    look_ahead_ = std::clamp<int64_t>(in_flight_capacity + workers, 2,
+                                      std::max<int64_t>(2, options_.max_steps_ahead));
+  }
+
+  // The save a preemption asks for: the TerminationConfig's save_fn if it has one, else the
+  // regular checkpoint. Its time feeds the countdown estimate.
+  absl::Status SavePreemptionCheckpoint() {
+    const absl::Time start = absl::Now();
+    absl::Status saved;
+    if (preemption_->config().save_fn) {
+      Report("checkpointing", Cat("preemption: save_fn at step ", step_));
+      saved = preemption_->config().save_fn(step_);
+    } else if (context_.checkpointer() == nullptr) {
+      spdlog::warn("preemption at step {}: the job keeps no checkpoints (no checkpoint dir); "
+                   "nothing to save",
+                   step_);
+    } else if (last_checkpoint_step_ != step_) {
+      saved = SaveCheckpoint();
+    }
+    preemption_->RecordCheckpointTime(absl::Now() - start);
+    return saved;
   }
 
   int64_t SegmentEnd(int64_t interval) const {
@@ -231,6 +308,8 @@ class Loop {
   }
 
   ChiefContext& context_;
+  PreemptionCheckpointHandler* preemption_ = nullptr;
+  int64_t look_ahead_ = 1;
   StepProgram& program_;
   const TrainingLoopOptions& options_;
   int64_t step_ = 0;

@@ -48,7 +48,7 @@ struct TrainingLoopOptions {
   int64_t max_steps_ahead = 4096;
   // Saved in every checkpoint and compared on restore: a checkpoint written by a program with
   // another configuration (another model, batch size, data) is refused instead of resumed.
-  nlohmann::json program_fingerprint;
+  nlohmann::json program_fingerprint = nullptr;
 };
 
 struct TrainingSummary {
