@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The main job until `tjctl run job.yaml` lands: builds, then runs a local cluster (1 PS, 3 workers)
-# driven by the coordinator, with a worker killed and restarted midway. Extra arguments go to
-# `tjctl demo` (see `build/bin/tjctl demo --help`).
+# The main job: builds, then runs examples/digits.yaml (softmax regression on the digits data set,
+# 1 coordinator, 1 parameter server, 2 workers) as local processes with `tjctl run`. Extra
+# arguments go to `tjctl run` (see `build/bin/tjctl run --help`), e.g. --work-dir DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-exec build/bin/tjctl demo "$@"
+exec build/bin/tjctl run examples/digits.yaml "$@"
