@@ -6,6 +6,7 @@
 #include "absl/synchronization/mutex.h"
 
 #include "tjctl/demo_command.h"
+#include "tjctl/preempt_command.h"
 #include "tjctl/run_command.h"
 #include "tjctl/validate_command.h"
 
@@ -22,6 +23,8 @@ int main(int argc, char** argv) {
   tj::AddValidateCommand(app, validate_options, exit_code);
   tj::RunOptions run_options;
   tj::AddRunCommand(app, run_options, exit_code);
+  tj::PreemptOptions preempt_options;
+  tj::AddPreemptCommand(app, preempt_options, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -1,5 +1,7 @@
 #include "tjctl/local/local_job.h"
 
+#include "tjctl/local/disruption_marker.h"
+
 #include <poll.h>
 #include <signal.h>
 
@@ -205,11 +207,21 @@ void LocalJob::RecordExit(const NamedExit& exit) {
   r->pid = -1;
   r->ended_at = absl::Now();
   r->phase = ReplicaPhase::kTerminated;
-  r->termination = Termination{exit.exit.exit_code, exit.exit.signal, false, false};
+  // `tjctl preempt` announced this exit: a disruption, as a pod's DisruptionTarget is.
+  bool disrupted = ConsumeDisruptionMarker(options_.paths.work_dir, r->launch.name);
+  // A coordinator that fails within a minute of a parameter server's disruption lost that PS to
+  // the preemption (it exits with the restart code to restore): part of the same disruption.
+  if (!disrupted && r->launch.key.type == ReplicaType::kCoordinator &&
+      exit.exit.exit_code != 0 && r->ended_at - last_ps_disruption_ < absl::Minutes(1)) {
+    disrupted = true;
+  }
+  if (disrupted && r->launch.key.type == ReplicaType::kPs) last_ps_disruption_ = r->ended_at;
+  r->termination = Termination{exit.exit.exit_code, exit.exit.signal, false, disrupted};
   r->last_exit_code = exit.exit.exit_code;
   r->last_signal = exit.exit.signal != 0 ? std::optional<int>(exit.exit.signal) : std::nullopt;
   r->state = r->stopping ? "Stopped" : "Exited";
-  const std::string what = Cat(DescribeExit(exit.exit), r->stopping ? " (stopped by tjctl)" : "");
+  const std::string what = Cat(DescribeExit(exit.exit), r->stopping ? " (stopped by tjctl)" : "",
+                               disrupted ? " (preempted)" : "");
   AppendNote(r->launch.log_path, r->ended_at, what);
   Event(Cat(r->launch.name, " ", what));
 }

@@ -72,6 +72,9 @@ class LocalJob {
   ReplicaState* Find(const std::string& name);
   ReplicaState& Find(ReplicaKey key);
 
+  // When a PS last ended in a disruption (tjctl preempt).
+  absl::Time last_ps_disruption_ = absl::InfinitePast();
+
   void StartReplica(ReplicaState& replica);
   void RecordExit(const NamedExit& exit);
   // `restart_number`: its place among the restarts counted toward backoffLimit, 0 if not counted.

@@ -138,6 +138,10 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
 
   const absl::Status outcome = program.run_chief(context);
   if (IsPreempted(outcome) && termination.exit_fn) termination.exit_fn();
+  // Callers blocked in the service (a KeyValueGet, a Barrier) get a short while, not forever.
+  if (server != nullptr) {
+    server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Milliseconds(200)));
+  }
   context.progress().Report([&](v1alpha1::TrainingProgress& p) {
     if (!outcome.ok()) {
       p.state = IsPreempted(outcome) ? "preempted" : "failed";

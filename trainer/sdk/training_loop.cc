@@ -78,6 +78,7 @@ class Loop {
     int64_t next_to_schedule = step_;
     std::deque<RemoteValue> pending;  // steps [step_, next_to_schedule), in order
     Report("training", Cat("training from step ", step_, " to ", options_.total_steps));
+    UpdateLookAhead();
     while (step_ < options_.total_steps) {
       int64_t segment_end = SegmentEnd(interval);
       bool paused_for_preemption = false;
@@ -91,7 +92,7 @@ class Loop {
           segment_end = next_to_schedule;
           if (step_ >= segment_end) break;
         }
-        if ((step_ & 63) == 0) UpdateLookAhead();
+        if (step_ >= look_ahead_updated_at_ + 64) UpdateLookAhead();
         while (next_to_schedule < segment_end && next_to_schedule - step_ < look_ahead_) {
           TJ_ASSIGN_OR_RETURN(RemoteValue value, program_.ScheduleStep(next_to_schedule));
           pending.push_back(std::move(value));
@@ -203,6 +204,7 @@ class Loop {
     }
     look_ahead_ = std::clamp<int64_t>(in_flight_capacity + workers, 2,
                                       std::max<int64_t>(2, options_.max_steps_ahead));
+    look_ahead_updated_at_ = step_;
   }
 
   // The save a preemption asks for: the TerminationConfig's save_fn if it has one, else the
@@ -310,6 +312,7 @@ class Loop {
   ChiefContext& context_;
   PreemptionCheckpointHandler* preemption_ = nullptr;
   int64_t look_ahead_ = 1;
+  int64_t look_ahead_updated_at_ = 0;
   StepProgram& program_;
   const TrainingLoopOptions& options_;
   int64_t step_ = 0;

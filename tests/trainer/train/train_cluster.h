@@ -5,6 +5,8 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -52,6 +54,24 @@ class TrainCluster {
   // SIGKILLs a process (a lost pod) and reaps it.
   local::ProcessExit Kill(const std::string& name) {
     return processes_.at(name).KillAndWait(SIGKILL);
+  }
+  // Sends `signal` to a process and waits for it to exit; its exit code (128 + N for a signal).
+  int SignalAndWait(const std::string& name, int signal) {
+    const local::ProcessExit exit = processes_.at(name).KillAndWait(signal);
+    return exit.signal != 0 ? 128 + exit.signal : exit.exit_code;
+  }
+  const std::string& chief_address() const { return chief_; }
+  // Committed checkpoint directories (with a manifest), oldest first.
+  std::vector<std::string> Checkpoints() const {
+    std::vector<std::string> out;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(checkpoint_dir(), error)) {
+      if (std::filesystem::exists(entry.path() / "MANIFEST.json")) {
+        out.push_back(entry.path().filename().string());
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
   }
   // The coordinator's exit code, waiting up to `timeout`; nullopt if it is still running.
   std::optional<int> WaitForChief(absl::Duration timeout = absl::Seconds(180)) {

@@ -1,0 +1,128 @@
+// `tjctl preempt` against a real `tjctl run` of tj-train (digits, slowed down): a PS, a worker and
+// the coordinator are preempted mid-run; the job still succeeds with the exact step count, the
+// preempted replicas are restarted, and no restart counts toward backoffLimit.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
+#include "tjctl/local/process.h"
+
+namespace tj {
+namespace {
+
+constexpr char kDigits[] = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz";
+constexpr int64_t kSteps = 900;  // 20 epochs of 45 steps
+
+class PreemptTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kDigits)) GTEST_SKIP() << "python3-sklearn absent";
+    const std::string container =
+        absl::StrCat("containers: [{name: trainer, command: [", TJ_TRAIN_BINARY, "]");
+    std::ofstream(dir_.Join("job.yaml"))
+        << "apiVersion: trainingjob.dev/v1alpha1\nkind: TrainingJob\n"
+        << "metadata: {name: digits}\nspec:\n  replicaSpecs:\n"
+        << "    Coordinator:\n      template: {spec: {" << container
+        << ", args: [--model=softmax, --data=" << kDigits
+        << ", --epochs=20, --step-sleep-ms=10, --log-every-steps=5]}]}}\n"
+        << "    PS:\n      template: {spec: {" << container << "}]}}\n"
+        << "    Worker:\n      replicas: 2\n      template: {spec: {" << container << "}]}}\n"
+        << "  checkpoint: {dir: /unused, intervalSteps: 100}\n";
+  }
+
+  void StartRun() {
+    local::ProcessSpec spec;
+    spec.binary = TJCTL_BINARY;
+    spec.args = {"run", dir_.Join("job.yaml"), "--work-dir", work_dir(), "--quiet"};
+    spec.log_path = dir_.Join("run.log");
+    auto run = local::ChildProcess::Start(spec);
+    ASSERT_TRUE(run.ok()) << run.status();
+    run_ = std::make_unique<local::ChildProcess>(*std::move(run));
+  }
+
+  std::string work_dir() const { return dir_.Join("work"); }
+
+  nlohmann::json Status() const {
+    std::ifstream in(work_dir() + "/status.json");
+    nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+    return json.is_discarded() ? nlohmann::json::object() : json;
+  }
+  // The coordinator's live progress (status.json carries it at the end).
+  int64_t Step() const {
+    std::ifstream in(work_dir() + "/progress.json");
+    nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+    return json.is_object() ? json.value("step", int64_t{-1}) : -1;
+  }
+
+  int Preempt(const std::string& replica, const std::string& grace) {
+    auto preempt = local::ChildProcess::Start(
+        {TJCTL_BINARY, {"preempt", "digits", replica, "--grace", grace, "--work-dir", work_dir()},
+         {}, dir_.Join("preempt.log"), {}});
+    EXPECT_TRUE(preempt.ok());
+    auto exit = preempt->WaitForExit(absl::Seconds(120));
+    return exit.has_value() ? exit->exit_code : -1;
+  }
+
+  // Waits for `tjctl run` to end; its exit code.
+  int WaitForRun() {
+    auto exit = run_->WaitForExit(absl::Seconds(180));
+    return exit.has_value() ? exit->exit_code : -1;
+  }
+
+  std::string Log(const std::string& name) const {
+    std::ifstream in(dir_.Join(name));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  void ExpectSucceededExactly() {
+    ASSERT_EQ(WaitForRun(), 0) << Log("run.log") << Log("preempt.log");
+    const nlohmann::json status = Status();
+    EXPECT_EQ(status["phase"], "Succeeded");
+    EXPECT_EQ(status["progress"]["step"], kSteps);
+    EXPECT_EQ(status["restartCount"], 0) << "preemptions do not count toward backoffLimit";
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<local::ChildProcess> run_;
+};
+
+TEST_F(PreemptTest, APreemptedParameterServerCostsNoStep) {
+  StartRun();
+  ASSERT_TRUE(testing::WaitFor([&] { return Step() >= 150; }, absl::Seconds(60))) << Log("run.log");
+  ASSERT_EQ(Preempt("ps-0", "0"), 0) << Log("preempt.log");
+  ExpectSucceededExactly();
+  const nlohmann::json status = Status();
+  EXPECT_EQ(status["replicas"]["digits-ps-0"]["starts"], 2);
+  EXPECT_GE(status["replicas"]["digits-coordinator-0"]["starts"], 2);
+  EXPECT_GE(status["progress"]["restoredFromStep"], 150);
+}
+
+TEST_F(PreemptTest, APreemptedWorkerIsReplacedWithoutACheckpoint) {
+  StartRun();
+  ASSERT_TRUE(testing::WaitFor([&] { return Step() >= 60; }, absl::Seconds(60))) << Log("run.log");
+  ASSERT_EQ(Preempt("worker-1", "1"), 0) << Log("preempt.log");
+  ExpectSucceededExactly();
+  const nlohmann::json status = Status();
+  EXPECT_EQ(status["replicas"]["digits-worker-1"]["starts"], 2);
+  EXPECT_EQ(status["replicas"]["digits-coordinator-0"]["starts"], 1);
+  EXPECT_FALSE(status["progress"].contains("restoredFromStep")) << status.dump(2);
+}
+
+TEST_F(PreemptTest, APreemptedCoordinatorResumesFromItsPreemptionCheckpoint) {
+  StartRun();
+  ASSERT_TRUE(testing::WaitFor([&] { return Step() >= 60; }, absl::Seconds(60))) << Log("run.log");
+  ASSERT_EQ(Preempt("coordinator-0", "0"), 0) << Log("preempt.log");
+  ExpectSucceededExactly();
+  const nlohmann::json status = Status();
+  EXPECT_EQ(status["replicas"]["digits-coordinator-0"]["starts"], 2);
+  EXPECT_GE(status["progress"]["restoredFromStep"], 60);
+}
+
+}  // namespace
+}  // namespace tj
