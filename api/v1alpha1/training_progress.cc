@@ -14,6 +14,7 @@ nlohmann::json ToJson(const TrainingProgress& progress) {
       {"message", progress.message},
       {"updated", progress.updated},
   };
+  if (!progress.events.empty()) json["events"] = progress.events;
   if (progress.loss) json["loss"] = *progress.loss;
   if (progress.examples_per_second) json["examplesPerSecond"] = *progress.examples_per_second;
   if (progress.last_checkpoint_step) json["lastCheckpointStep"] = *progress.last_checkpoint_step;
@@ -82,6 +83,13 @@ absl::StatusOr<TrainingProgress> TrainingProgressFromJson(const nlohmann::json& 
            read_string("updated", out.updated),
        }) {
     if (!status.ok()) return status;
+  }
+  if (auto it = json.find("events"); it != json.end()) {
+    if (!it->is_array()) return WrongType("events", "an array of strings");
+    for (const auto& event : *it) {
+      if (!event.is_string()) return WrongType("events", "an array of strings");
+      out.events.push_back(event.get<std::string>());
+    }
   }
   if (auto it = json.find("metrics"); it != json.end()) {
     if (!it->is_object()) return WrongType("metrics", "an object of numbers");

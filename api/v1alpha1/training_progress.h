@@ -9,11 +9,14 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 
 namespace tj::v1alpha1 {
+
+inline constexpr size_t kMaxProgressEvents = 20;
 
 struct TrainingProgress {
   // "starting", "restoring", "training", "checkpointing", "evaluating", "succeeded", "failed".
@@ -27,6 +30,9 @@ struct TrainingProgress {
   std::optional<int64_t> last_checkpoint_step;
   std::optional<int64_t> restored_from_step;  // the checkpoint this run of the coordinator resumed
   std::string message;                        // last notable event, for people
+  // Preemption notices, decisions and exits, oldest first, at most kMaxProgressEvents:
+  // "<RFC 3339 time> <what happened>".
+  std::vector<std::string> events;
   std::string updated;                        // RFC 3339, UTC
 
   friend bool operator==(const TrainingProgress&, const TrainingProgress&) = default;

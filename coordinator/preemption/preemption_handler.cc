@@ -45,6 +45,13 @@ void PreemptionCheckpointHandler::Watch() {
 void PreemptionCheckpointHandler::Record(const std::string& event) {
   spdlog::warn("preemption: {}", event);
   history_.push_back({absl::Now(), event});
+  if (listener_) listener_(event);
+}
+
+void PreemptionCheckpointHandler::SetEventListener(
+    std::function<void(const std::string&)> listener) {
+  absl::MutexLock lock(&mu_);
+  listener_ = std::move(listener);
 }
 
 void PreemptionCheckpointHandler::Attach(bool attached) { attached_.store(attached); }

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -73,6 +74,10 @@ class PreemptionCheckpointHandler {
   // How long the last preemption checkpoint took (for the countdown estimate).
   void RecordCheckpointTime(absl::Duration took);
 
+  // Called with every notice, decision and exit as it happens (for status and metrics). Set
+  // before notices can arrive.
+  void SetEventListener(std::function<void(const std::string&)> listener);
+
   // Whether a coordinator/PS notice is being handled, and what happened so far.
   bool preempting() const;
   std::vector<PreemptionRecord> history() const;
@@ -98,6 +103,7 @@ class PreemptionCheckpointHandler {
   absl::Duration drain_ ABSL_GUARDED_BY(mu_);
   absl::Duration checkpoint_time_ ABSL_GUARDED_BY(mu_);
   std::vector<PreemptionRecord> history_ ABSL_GUARDED_BY(mu_);
+  std::function<void(const std::string&)> listener_ ABSL_GUARDED_BY(mu_);
 
   absl::Notification stop_;
   std::thread watcher_;

@@ -19,6 +19,7 @@ TEST(TrainingProgressTest, RoundTripsEveryField) {
   progress.restored_from_step = 50;
   progress.message = "restored checkpoint 50";
   progress.updated = "2026-11-22T10:00:00Z";
+  progress.events = {"2026-11-22T09:59:00Z notice for ps:0 (spot): checkpoint and exit"};
   auto back = TrainingProgressFromJson(ToJson(progress));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, progress);

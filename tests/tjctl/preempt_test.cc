@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -122,6 +124,25 @@ TEST_F(PreemptTest, APreemptedCoordinatorResumesFromItsPreemptionCheckpoint) {
   const nlohmann::json status = Status();
   EXPECT_EQ(status["replicas"]["digits-coordinator-0"]["starts"], 2);
   EXPECT_GE(status["progress"]["restoredFromStep"], 60);
+}
+
+// Not a preemption: the PS process is killed outright. The coordinator exits with the restart code,
+// tjctl run restarts it and the PS (both counted: this is a failure), the last periodic checkpoint
+// is restored, and the job ends with the exact step count.
+TEST_F(PreemptTest, AKilledParameterServerIsSurvivedThroughTheRestartCode) {
+  StartRun();
+  ASSERT_TRUE(testing::WaitFor([&] { return Step() >= 150; }, absl::Seconds(60))) << Log("run.log");
+  const nlohmann::json before = Status();
+  const pid_t ps = before["replicas"]["digits-ps-0"]["pid"].get<pid_t>();
+  ASSERT_EQ(kill(ps, SIGKILL), 0);
+  ASSERT_EQ(WaitForRun(), 0) << Log("run.log");
+  const nlohmann::json status = Status();
+  EXPECT_EQ(status["phase"], "Succeeded");
+  EXPECT_EQ(status["progress"]["step"], kSteps);
+  EXPECT_EQ(status["replicas"]["digits-ps-0"]["starts"], 2);
+  EXPECT_EQ(status["replicas"]["digits-coordinator-0"]["starts"], 2);
+  EXPECT_EQ(status["restartCount"], 2) << "the PS (137) and the coordinator (42)";
+  EXPECT_GE(status["progress"]["restoredFromStep"], 100);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "coordinator/base/channel.h"
 #include "coordinator/base/job_token.h"
 #include "coordinator/base/shutdown_signals.h"
@@ -89,6 +90,15 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
       static_cast<int>(ps_addresses.size()));
   PreemptionCheckpointHandler& preemption = *preemption_owner;
   context.set_preemption(&preemption);
+  ProgressReporter* progress = &context.progress();
+  preemption.SetEventListener([progress](const std::string& event) {
+    const std::string stamped = absl::StrCat(
+        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone()), " ", event);
+    progress->Report([&](v1alpha1::TrainingProgress& p) {
+      p.events.push_back(stamped);
+      if (p.events.size() > v1alpha1::kMaxProgressEvents) p.events.erase(p.events.begin());
+    });
+  });
 
   // The Coordination service on the coordinator's own address: where tasks heartbeat and where the
   // operator and tjctl send preemption notices.
@@ -148,6 +158,8 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
       p.message = std::string(outcome.message());
     }
   });
+  // The handler outlives this function (the signal thread holds it); the progress does not.
+  preemption.SetEventListener(nullptr);
   return ChiefExitCode(outcome, *settings, program.name);
 }
 

@@ -52,6 +52,8 @@ TEST_F(PreemptionProcessTest, SigtermWithoutGraceCheckpointsOnceAndExitsWithTheR
   const int64_t step = *cluster.Progress()->last_checkpoint_step;
   EXPECT_EQ(cluster.Progress()->state, "preempted");
   EXPECT_THAT(cluster.Log("chief"), HasSubstr("notice for chief:0 (SIGTERM)"));
+  ASSERT_FALSE(cluster.Progress()->events.empty()) << "notices are reported in the progress";
+  EXPECT_THAT(cluster.Progress()->events.front(), HasSubstr("notice for chief:0 (SIGTERM)"));
   FinishAfterRestart(cluster, step);
 }
 
