@@ -239,7 +239,11 @@ class Loop {
     PsCheckpointer* checkpointer = context_.checkpointer();
     if (checkpointer == nullptr) return absl::OkStatus();
     Report("checkpointing", Cat("saving checkpoint at step ", step_));
-    nlohmann::json state = {{"step", step_}, {"total_steps", options_.total_steps}};
+    // total_run_calls: TensorFlow's name for the handler's run count, which survives restarts
+    // through the checkpoint; here every step is one run.
+    nlohmann::json state = {{"step", step_},
+                            {"total_run_calls", step_},
+                            {"total_steps", options_.total_steps}};
     if (!options_.program_fingerprint.is_null()) state["program"] = options_.program_fingerprint;
     TJ_ASSIGN_OR_RETURN(SavedCheckpoint saved, checkpointer->Save(step_, state));
     last_checkpoint_step_ = step_;

@@ -149,6 +149,23 @@ TEST_F(PreemptionLoopTest, WithAGracePeriodTwoSavesTheSecondBeforeTheDeadline) {
   EXPECT_TRUE(Checkpoints().empty()) << "save_fn replaced the default save";
 }
 
+TEST_F(PreemptionLoopTest, TheTerminationWatcherIsANoticeForTheCoordinator) {
+  std::atomic<SleepSteps*> watched{nullptr};  // read by the handler's watcher thread
+  TerminationConfig config;
+  config.watch_interval = absl::Milliseconds(5);
+  config.termination_watcher = [&] {
+    SleepSteps* steps = watched.load();
+    return steps != nullptr && steps->done.load() >= 15;
+  };
+  auto handler = MakeHandler(config);
+  SleepSteps steps(context_->coordinator(), 2);
+  watched.store(&steps);
+  auto summary = RunTrainingLoop(*context_, steps, {.total_steps = 100000});
+  EXPECT_TRUE(IsPreempted(summary.status())) << summary.status();
+  ASSERT_EQ(Checkpoints().size(), 1u);
+  EXPECT_THAT(handler->history().front().event, HasSubstr("termination watcher"));
+}
+
 TEST_F(PreemptionLoopTest, ANoOpSaveFnWritesNoCheckpoint) {
   TerminationConfig config;
   config.save_fn = [](int64_t) { return absl::OkStatus(); };
