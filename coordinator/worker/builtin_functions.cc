@@ -1,6 +1,7 @@
 #include "coordinator/worker/builtin_functions.h"
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -53,7 +54,11 @@ absl::StatusOr<v1::Value> Sleep(FunctionContext& ctx, const Args& args) {
   TJ_ASSIGN_OR_RETURN(int64_t ms, args.Int(0));
   if (args.size() > 1) {
     TJ_ASSIGN_OR_RETURN(std::string_view marker, args.String(1));
-    std::ofstream(std::string(marker)) << ctx.worker_index() << "\n";
+    // Written aside and renamed: a test that sees the file also sees the worker index in it.
+    const std::string path(marker);
+    std::ofstream(path + ".tmp") << ctx.worker_index() << "\n";
+    std::error_code ignored;
+    std::filesystem::rename(path + ".tmp", path, ignored);
   }
   TJ_RETURN_IF_ERROR(ctx.SleepFor(absl::Milliseconds(ms)));
   return IntValue(ctx.worker_index());
