@@ -28,6 +28,7 @@ BENCHMARKS=(
   "dispatch:tj-bench-dispatch"
   "ps:tj-bench-ps"
   "checkpoint:tj-bench-checkpoint"
+  "recovery:tj-bench-recovery"
 )
 
 generator=()
