@@ -126,6 +126,8 @@ int RunPreempt(const PreemptOptions& options) {
   if (fs::exists(work_dir + "/job-token")) {
     ::setenv("TJ_TOKEN_FILE", (work_dir + "/job-token").c_str(), 1);
   }
+  // And its TLS certificates, when the run has them (tjctl run --tls).
+  if (fs::exists(work_dir + "/tls/ca.crt")) ::setenv("TJ_TLS_DIR", (work_dir + "/tls").c_str(), 1);
   if (!coordinator.empty()) {
     CoordinationClient client(coordinator, absl::Seconds(5));
     auto response = client.SendPreemptionNotice(

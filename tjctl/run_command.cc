@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "api/v1alpha1/load.h"
+#include "coordinator/base/job_tls.h"
 #include "coordinator/base/job_token.h"
 #include "coordinator/base/strings.h"
 #include "jobcontrol/replicas.h"
@@ -98,6 +99,9 @@ void AddRunCommand(CLI::App& app, RunOptions& options, int& exit_code) {
                   "checkpoint directory instead of <work-dir>/checkpoints, e.g. an earlier run's "
                   "to resume from it (only for jobs with spec.checkpoint)");
   run->add_flag("-q,--quiet", options.quiet, "print only the final result");
+  run->add_flag("--tls", options.tls,
+                "TLS on every channel of the job, with certificates made for this run "
+                "(<work-dir>/tls, TJ_TLS_DIR)");
   run->footer(kRunFooter);
   run->callback([&] { exit_code = RunJobLocally(options, stdout, stderr); });
 }
@@ -119,6 +123,7 @@ int RunJobLocally(const RunOptions& options, std::FILE* out, std::FILE* err) {
   paths.logs_dir = paths.work_dir + "/logs";
   paths.progress_file = paths.work_dir + "/progress.json";
   paths.token_file = paths.work_dir + "/job-token";
+  if (options.tls) paths.tls_dir = paths.work_dir + "/tls";
   if (job.spec.checkpoint.has_value()) {
     paths.checkpoint_dir = Absolute(options.checkpoint_dir.empty() ? paths.work_dir + "/checkpoints"
                                                                    : options.checkpoint_dir);
@@ -146,6 +151,14 @@ int RunJobLocally(const RunOptions& options, std::FILE* out, std::FILE* err) {
       !MakeDirs(fs::path(status_file).parent_path().string(), err) ||
       !WriteJobToken(paths.token_file, err)) {
     return kExitInvalid;
+  }
+  if (!paths.tls_dir.empty()) {
+    // Every replica listens and dials on 127.0.0.1: one certificate for that address serves all.
+    if (absl::Status made = GenerateJobTls(paths.tls_dir, {"localhost"}, {"127.0.0.1"});
+        !made.ok()) {
+      std::fprintf(err, "tjctl run: %s\n", std::string(made.message()).c_str());
+      return kExitInvalid;
+    }
   }
 
   auto signals = local::TerminationSignals::Block();

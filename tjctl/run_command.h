@@ -15,6 +15,7 @@ struct RunOptions {
   std::string status_file;     // empty: <work-dir>/status.json
   std::string checkpoint_dir;  // empty: <work-dir>/checkpoints (when the job has spec.checkpoint)
   bool quiet = false;
+  bool tls = false;  // per-run certificates in <work-dir>/tls, TJ_TLS_DIR for every replica
 };
 
 void AddRunCommand(CLI::App& app, RunOptions& options, int& exit_code);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include "coordinator/base/job_token.h"
+#include "coordinator/base/job_tls.h"
 
 namespace tj {
 
@@ -36,9 +37,10 @@ std::shared_ptr<grpc::Channel> MakeRuntimeChannel(const std::string& address,
   args.SetMaxSendMessageSize(max_message_bytes);
   // Each peer gets its own subchannel, so one dead worker cannot stall the connection to another.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  // Every call carries the job's token (job_token.h); none when the process has no token.
+  // Every call carries the job's token (job_token.h); none when the process has no token. TLS
+  // when the job has certificates (job_tls.h).
   return grpc::experimental::CreateCustomChannelWithInterceptors(
-      ChannelTarget(address), grpc::InsecureChannelCredentials(), args, JobTokenInterceptors());
+      ChannelTarget(address), RuntimeChannelCredentials(), args, JobTokenInterceptors());
 }
 
 void ConfigureRuntimeServer(grpc::ServerBuilder& builder, int max_message_bytes) {

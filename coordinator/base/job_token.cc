@@ -1,5 +1,7 @@
 #include "coordinator/base/job_token.h"
 
+#include "coordinator/base/job_tls.h"
+
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <spdlog/spdlog.h>
@@ -118,8 +120,9 @@ JobTokenInterceptors() {
 }
 
 void LogJobTokenMode(const std::string& program) {
+  const char* tls = JobTls().has_value() ? "TLS" : "plaintext (no TJ_TLS_DIR)";
   if (JobToken().has_value()) {
-    spdlog::info("{}: RPCs require the job token", program);
+    spdlog::info("{}: RPCs require the job token; channels use {}", program, tls);
   } else {
     spdlog::warn("{}: no job token ({} and {} unset): RPCs are not authenticated", program,
                  kTokenFileEnv, kTokenEnv);

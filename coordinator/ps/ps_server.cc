@@ -1,5 +1,7 @@
 #include "coordinator/ps/ps_server.h"
 
+#include "coordinator/base/job_tls.h"
+
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
@@ -33,7 +35,7 @@ PsServer::PsServer(int ps_task, std::string address)
 absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(std::string address, int ps_task) {
   std::unique_ptr<PsServer> ps(new PsServer(ps_task, address));
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &ps->port_);
+  builder.AddListeningPort(address, RuntimeServerCredentials(), &ps->port_);
   builder.RegisterService(&ps->service_);
   ConfigureRuntimeServer(builder, kPsMaxMessageBytes);
   ps->server_ = builder.BuildAndStart();

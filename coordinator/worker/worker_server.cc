@@ -1,5 +1,7 @@
 #include "coordinator/worker/worker_server.h"
 
+#include "coordinator/base/job_tls.h"
+
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -13,7 +15,7 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(const std::str
   std::unique_ptr<WorkerServer> server(new WorkerServer());
   server->service_ = std::make_unique<WorkerService>(registry, std::move(identity));
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &server->port_);
+  builder.AddListeningPort(address, RuntimeServerCredentials(), &server->port_);
   builder.RegisterService(server->service_.get());
   ConfigureRuntimeServer(builder);
   server->server_ = builder.BuildAndStart();

@@ -38,10 +38,11 @@ class PreemptTest : public ::testing::Test {
         << "  checkpoint: {dir: /unused, intervalSteps: 100}\n";
   }
 
-  void StartRun() {
+  void StartRun(const std::vector<std::string>& extra = {}) {
     local::ProcessSpec spec;
     spec.binary = TJCTL_BINARY;
     spec.args = {"run", dir_.Join("job.yaml"), "--work-dir", work_dir(), "--quiet"};
+    spec.args.insert(spec.args.end(), extra.begin(), extra.end());
     spec.log_path = dir_.Join("run.log");
     auto run = local::ChildProcess::Start(spec);
     ASSERT_TRUE(run.ok()) << run.status();
@@ -124,6 +125,17 @@ TEST_F(PreemptTest, APreemptedCoordinatorResumesFromItsPreemptionCheckpoint) {
   const nlohmann::json status = Status();
   EXPECT_EQ(status["replicas"]["digits-coordinator-0"]["starts"], 2);
   EXPECT_GE(status["progress"]["restoredFromStep"], 60);
+}
+
+TEST_F(PreemptTest, WithTlsEveryChannelIsEncryptedAndTheJobStillSurvivesAPreemption) {
+  StartRun({"--tls"});
+  ASSERT_TRUE(testing::WaitFor([&] { return Step() >= 60; }, absl::Seconds(60))) << Log("run.log");
+  ASSERT_EQ(Preempt("coordinator-0", "0"), 0) << Log("preempt.log");  // the notice RPC uses TLS
+  ExpectSucceededExactly();
+  EXPECT_TRUE(std::filesystem::exists(work_dir() + "/tls/ca.crt"));
+  std::ifstream log(work_dir() + "/logs/digits-ps-0.log");
+  const std::string text((std::istreambuf_iterator<char>(log)), {});
+  EXPECT_NE(text.find("channels use TLS"), std::string::npos) << text;
 }
 
 // Not a preemption: the PS process is killed outright. The coordinator exits with the restart code,

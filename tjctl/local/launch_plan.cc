@@ -118,6 +118,7 @@ LaunchPlan PlanLocalLaunch(const v1alpha1::TrainingJob& job, const ReplicaAddres
         ReplicaEnvironment(job, replica.key, *tf_config, paths.checkpoint_dir);
     injected.emplace_back(v1alpha1::env::kProgressFile, paths.progress_file);
     if (!paths.token_file.empty()) injected.emplace_back(kTokenFileEnv, paths.token_file);
+    if (!paths.tls_dir.empty()) injected.emplace_back(kTlsDirEnv, paths.tls_dir);
 
     const LocalFieldValues values{replica.name, pod_namespace, "127.0.0.1", host};
     v1alpha1::FieldErrors env_errors;

@@ -27,12 +27,14 @@ struct RunPaths {
   std::string checkpoint_dir;  // <work-dir>/checkpoints or --checkpoint-dir; empty without
                                // spec.checkpoint
   std::string token_file;      // <work-dir>/job-token, TJ_TOKEN_FILE; empty: the job runs open
+  std::string tls_dir;         // <work-dir>/tls with --tls, TJ_TLS_DIR; empty: plaintext
 };
 
 // The job token variables (coordinator/base/job_token.h): TJ_TOKEN_FILE is set from
 // RunPaths::token_file; neither is inherited from tjctl's own environment.
 inline constexpr char kTokenFileEnv[] = "TJ_TOKEN_FILE";
 inline constexpr char kTokenEnv[] = "TJ_TOKEN";
+inline constexpr char kTlsDirEnv[] = "TJ_TLS_DIR";
 
 struct ReplicaLaunch {
   ReplicaKey key;

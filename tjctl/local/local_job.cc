@@ -174,7 +174,7 @@ void LocalJob::StartReplica(ReplicaState& r) {
   // Set only from the job (checkpoints when it keeps them, the run's token): never inherited
   // from tjctl's own environment.
   spec.unset_env = {env::kCheckpointDir, env::kCheckpointIntervalSteps, env::kCheckpointKeep,
-                    kTokenFileEnv, kTokenEnv};
+                    kTokenFileEnv, kTokenEnv, kTlsDirEnv};
   r.started_at = now;
   r.stopping = false;
   const absl::Status started = supervisor_.Start(r.launch.name, spec);

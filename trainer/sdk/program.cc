@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/channel.h"
+#include "coordinator/base/job_tls.h"
 #include "coordinator/base/job_token.h"
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/coordination/coordination_service.h"
@@ -113,7 +114,7 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
   if (auto own = spec.task_address("chief", 0); own.ok()) {
     grpc::ServerBuilder builder;
     ConfigureRuntimeServer(builder);
-    builder.AddListeningPort(ListenAddressFor(*own), grpc::InsecureServerCredentials());
+    builder.AddListeningPort(ListenAddressFor(*own), RuntimeServerCredentials());
     builder.RegisterService(&service);
     server = builder.BuildAndStart();
     if (server == nullptr) {

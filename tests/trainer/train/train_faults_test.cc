@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "coordinator/base/job_tls.h"
 #include "coordinator/ps/ps_client.h"
 #include "tests/trainer/test_files.h"
 #include "tests/trainer/train/train_cluster.h"
@@ -176,6 +177,22 @@ TEST_F(TrainFaultsTest, AJobWithATokenTrainsAndRefusesEveryoneElse) {
   auto outsider = PsClient::Connect(cluster.ps_address(0), 0);
   const absl::Status refused = outsider->Health().status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kUnauthenticated) << refused;
+}
+
+TEST_F(TrainFaultsTest, AJobWithTlsAndATokenTrainsAndPlaintextIsRefused) {
+  TempDir certs;
+  ASSERT_TRUE(GenerateJobTls(certs.path(), {"localhost"}, {"127.0.0.1"}).ok());
+  TrainCluster cluster(1, 2);
+  cluster.env()["TJ_TOKEN"] = "job-secret-tls";
+  cluster.env()["TJ_TLS_DIR"] = certs.path();
+  cluster.StartServers();
+  cluster.StartChief(DigitsArgs(1, 0));
+  ASSERT_EQ(cluster.WaitForChief(), 0) << cluster.Log("chief");
+  EXPECT_EQ(cluster.Progress()->step, kStepsPerEpoch);
+  EXPECT_THAT(cluster.Log("ps-0"), HasSubstr("channels use TLS"));
+  // This test process speaks plaintext: the job's PS does not answer it.
+  auto outsider = PsClient::Connect(cluster.ps_address(0), 0, {absl::Seconds(2)});
+  EXPECT_FALSE(outsider->Health().ok());
 }
 
 }  // namespace
