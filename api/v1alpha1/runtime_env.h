@@ -30,6 +30,10 @@ inline constexpr char kTransientPsFailureThreshold[] = "TJ_TRANSIENT_PS_FAILURE_
 // spec.preemption.
 inline constexpr char kPreemptionGracePeriodSeconds[] = "TJ_PREEMPTION_GRACE_PERIOD_SECONDS";
 
+// Where the coordinator serves Prometheus metrics (GET /metrics), "host:port" or ":port"; unset:
+// no metrics endpoint.
+inline constexpr char kMetricsAddress[] = "TJ_METRICS_ADDRESS";
+
 // Local runs only (`tjctl run`): where the coordinator writes its progress JSON for the terminal
 // display and the status file (trainer/sdk/progress.h has the format).
 inline constexpr char kProgressFile[] = "TJ_PROGRESS_FILE";

@@ -26,13 +26,16 @@ class ChiefContext {
         coordinator_(std::move(coordinator)),
         ps_addresses_(std::move(ps_addresses)),
         ps_clients_(std::move(ps_clients)),
-        progress_(settings_.progress_file) {}
+        progress_(settings_.progress_file) {
+    progress_.set_metrics(&metrics_);
+  }
 
   const JobSettings& settings() const { return settings_; }
   ClusterCoordinator& coordinator() { return *coordinator_; }
   const std::vector<std::string>& ps_addresses() const { return ps_addresses_; }
   const std::vector<std::shared_ptr<PsClient>>& ps_clients() const { return ps_clients_; }
   ProgressReporter& progress() { return progress_; }
+  MetricsRegistry& metrics() { return metrics_; }
 
   // nullptr when the job keeps no checkpoints (no TJ_CHECKPOINT_DIR).
   PsCheckpointer* checkpointer() {
@@ -62,6 +65,7 @@ class ChiefContext {
   std::unique_ptr<ClusterCoordinator> coordinator_;
   std::vector<std::string> ps_addresses_;
   std::vector<std::shared_ptr<PsClient>> ps_clients_;
+  MetricsRegistry metrics_;  // before progress_, which reports into it
   ProgressReporter progress_;
   std::unique_ptr<PsCheckpointer> checkpointer_;
   std::unique_ptr<EventFileWriter> summaries_;

@@ -38,6 +38,7 @@ absl::StatusOr<JobSettings> JobSettingsFromEnvironment() {
   settings.replica_name = EnvOr(env::kReplicaName, "");
   settings.checkpoint_dir = EnvOr(env::kCheckpointDir, "");
   settings.progress_file = EnvOr(env::kProgressFile, "");
+  settings.metrics_address = EnvOr(env::kMetricsAddress, "");
 
   int64_t keep = settings.checkpoint_keep;
   int64_t exit_code = settings.restart_exit_code;

@@ -23,6 +23,7 @@ struct JobSettings {
   int transient_ps_failure_threshold = 3;
   absl::Duration preemption_grace_period = absl::ZeroDuration();
   std::string progress_file;  // empty: progress is only logged
+  std::string metrics_address;  // TJ_METRICS_ADDRESS; empty: no /metrics endpoint
 };
 
 // InvalidArgument naming the variable and its value when one is not a valid number in range.

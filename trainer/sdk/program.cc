@@ -13,6 +13,7 @@
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/coordination/coordination_service.h"
 #include "coordinator/coordination/coordination_state.h"
+#include "coordinator/metrics/metrics_http_server.h"
 #include "coordinator/preemption/preemption_handler.h"
 #include "coordinator/base/strings.h"
 #include "coordinator/cluster/cluster_coordinator.h"
@@ -92,7 +93,10 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
   PreemptionCheckpointHandler& preemption = *preemption_owner;
   context.set_preemption(&preemption);
   ProgressReporter* progress = &context.progress();
-  preemption.SetEventListener([progress](const std::string& event) {
+  MetricsRegistry* metrics = &context.metrics();
+  preemption.SetEventListener([progress, metrics](const std::string& event) {
+    metrics->AddCounter("tj_preemption_events_total",
+                        "Preemption notices, decisions and exits handled by the coordinator");
     const std::string stamped = absl::StrCat(
         absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone()), " ", event);
     progress->Report([&](v1alpha1::TrainingProgress& p) {
@@ -123,6 +127,18 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
     }
     spdlog::info("{}: coordination service on {}", program.name, *own);
     LogJobTokenMode(program.name);
+  }
+
+  std::unique_ptr<MetricsHttpServer> metrics_server;
+  if (!settings->metrics_address.empty()) {
+    auto started = MetricsHttpServer::Start(settings->metrics_address, &context.metrics());
+    if (!started.ok()) {
+      spdlog::error("{}: {}", program.name, started.status().ToString());
+      return kExitUsage;
+    }
+    metrics_server = *std::move(started);
+    spdlog::info("{}: Prometheus metrics on port {} (GET /metrics)", program.name,
+                 metrics_server->port());
   }
 
   // SIGTERM (the kubelet stopping the pod, tjctl stopping the process) is a preemption notice for

@@ -6,6 +6,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "api/v1alpha1/training_progress.h"
+#include "coordinator/metrics/metrics_registry.h"
 
 namespace tj::sdk {
 
@@ -21,6 +22,12 @@ class ProgressReporter {
     update(progress_);
     WriteLocked();
   }
+  // Every report also updates these gauges (tj_training_*, tj_checkpoint_*, tj_eval_metric).
+  void set_metrics(MetricsRegistry* metrics) {
+    absl::MutexLock lock(&mu_);
+    metrics_ = metrics;
+  }
+
   v1alpha1::TrainingProgress progress() const {
     absl::MutexLock lock(&mu_);
     return progress_;
@@ -33,6 +40,7 @@ class ProgressReporter {
   mutable absl::Mutex mu_;
   v1alpha1::TrainingProgress progress_ ABSL_GUARDED_BY(mu_);
   bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
+  MetricsRegistry* metrics_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace tj::sdk

@@ -247,6 +247,12 @@ class Loop {
     if (!options_.program_fingerprint.is_null()) state["program"] = options_.program_fingerprint;
     TJ_ASSIGN_OR_RETURN(SavedCheckpoint saved, checkpointer->Save(step_, state));
     last_checkpoint_step_ = step_;
+    context_.metrics().AddCounter("tj_checkpoints_total", "Checkpoints saved by this coordinator");
+    context_.metrics().SetGauge("tj_checkpoint_last_duration_seconds",
+                                "How long the newest checkpoint took to save",
+                                absl::ToDoubleSeconds(saved.took));
+    context_.metrics().SetGauge("tj_checkpoint_last_bytes", "Size of the newest checkpoint",
+                                static_cast<double>(saved.bytes));
     spdlog::info("checkpoint {} saved: step {}, {} bytes in {}", saved.dir, saved.step,
                  saved.bytes, absl::FormatDuration(saved.took));
     context_.progress().Report([&](v1alpha1::TrainingProgress& p) {

@@ -6,7 +6,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdlib>
+#include <fstream>
+
 #include "coordinator/coordination/coordination_client.h"
+#include "tests/support/http_get.h"
 #include "tests/trainer/test_files.h"
 #include "tests/trainer/train/train_cluster.h"
 
@@ -92,6 +96,8 @@ TEST_F(PreemptionProcessTest, APsNoticeCheckpointsAndTheRestartedJobLosesNoStep)
 
 TEST_F(PreemptionProcessTest, AWorkerNoticeNeitherCheckpointsNorStopsTraining) {
   TrainCluster cluster(1, 2);
+  const int metrics_port = local::PickFreePort();
+  cluster.env()["TJ_METRICS_ADDRESS"] = "127.0.0.1:" + std::to_string(metrics_port);
   cluster.StartServers();
   cluster.StartChief(SlowDigits());
   ASSERT_TRUE(cluster.WaitForStep(40)) << cluster.Log("chief");
@@ -102,6 +108,15 @@ TEST_F(PreemptionProcessTest, AWorkerNoticeNeitherCheckpointsNorStopsTraining) {
   EXPECT_TRUE(response->accepted()) << response->decision();
   const int64_t at_notice = cluster.Step();
   ASSERT_TRUE(cluster.WaitForStep(at_notice + 20)) << "training goes on with worker 0";
+  // The notice is in the coordinator's metrics, which Prometheus' own parser accepts.
+  const std::string scraped = HttpGet(metrics_port, "/metrics");
+  EXPECT_THAT(scraped, HasSubstr("tj_preemption_events_total 1"));
+  EXPECT_THAT(scraped, HasSubstr("tj_training_step "));
+  const std::string body = scraped.substr(scraped.find("\r\n\r\n") + 4);
+  TempDir dir;
+  std::ofstream(dir.Join("metrics.txt")) << body;
+  EXPECT_EQ(std::system(("promtool check metrics < " + dir.Join("metrics.txt")).c_str()), 0)
+      << body;
   cluster.Kill("worker-1");
   cluster.StartWorker(1);
   ASSERT_EQ(cluster.WaitForChief(), 0) << cluster.Log("chief");

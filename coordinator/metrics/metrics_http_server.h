@@ -1,0 +1,40 @@
+// Serves GET /metrics (the registry's text exposition) over plain HTTP/1.1 on one thread: what
+// Prometheus and cluster dashboards scrape. One request per connection; anything else is 404.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "coordinator/metrics/metrics_registry.h"
+
+namespace tj {
+
+class MetricsHttpServer {
+ public:
+  // `address` is "host:port" (port 0 picks one). The registry must outlive the server.
+  static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(const std::string& address,
+                                                                  const MetricsRegistry* registry);
+  ~MetricsHttpServer();
+  MetricsHttpServer(const MetricsHttpServer&) = delete;
+  MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;
+
+  int port() const { return port_; }
+
+ private:
+  MetricsHttpServer(int listen_fd, int port, int wake_read, int wake_write,
+                    const MetricsRegistry* registry);
+  void Serve();
+  void Answer(int fd);
+
+  const int listen_fd_;
+  const int port_;
+  const int wake_read_;
+  const int wake_write_;
+  const MetricsRegistry* registry_;
+  std::thread thread_;
+};
+
+}  // namespace tj
