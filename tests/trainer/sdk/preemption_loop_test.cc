@@ -166,6 +166,29 @@ TEST_F(PreemptionLoopTest, TheTerminationWatcherIsANoticeForTheCoordinator) {
   EXPECT_THAT(handler->history().front().event, HasSubstr("termination watcher"));
 }
 
+TEST_F(PreemptionLoopTest, ANoticeArrivingWhileTheCheckpointIsWrittenIsIgnored) {
+  PreemptionCheckpointHandler* self = nullptr;
+  v1::PreemptionNoticeResponse during;
+  TerminationConfig config;
+  config.save_fn = [&](int64_t) {
+    during = self->Notice("ps", 0, "second, during the save", absl::InfiniteFuture());
+    return absl::OkStatus();
+  };
+  auto handler = MakeHandler(config);
+  self = handler.get();
+  SleepSteps steps(context_->coordinator(), 2);
+  std::thread notifier([&] {
+    ASSERT_TRUE(testing::WaitFor([&] { return steps.done.load() >= 10; }));
+    handler->Notice("chief", 0, "first", absl::InfiniteFuture());
+  });
+  auto summary = RunTrainingLoop(*context_, steps, {.total_steps = 100000});
+  notifier.join();
+  EXPECT_TRUE(IsPreempted(summary.status())) << summary.status();
+  EXPECT_FALSE(during.accepted());
+  EXPECT_THAT(during.decision(), HasSubstr("already handling the notice for chief:0"));
+  EXPECT_THAT(handler->history().back().event, HasSubstr("second, during the save"));
+}
+
 TEST_F(PreemptionLoopTest, ANoOpSaveFnWritesNoCheckpoint) {
   TerminationConfig config;
   config.save_fn = [](int64_t) { return absl::OkStatus(); };
