@@ -98,7 +98,7 @@ v1alpha1::TrainingJob Job(const std::string& yaml) {
 }
 
 RunPaths Paths() {
-  return RunPaths{"/w", "/w/logs", "/w/progress.json", "/w/checkpoints", "/w/job-token"};
+  return RunPaths{"/w", "/w/logs", "/w/progress.json", "/w/checkpoints", "/w/job-token", ""};
 }
 
 constexpr char kJobHead[] =
