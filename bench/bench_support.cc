@@ -1,5 +1,9 @@
 #include "bench/bench_support.h"
 
+#include <cstdio>
+
+#include <filesystem>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
@@ -387,6 +391,20 @@ BackgroundCommand::~BackgroundCommand() {
     int status = 0;
     waitpid(pid_, &status, 0);
   }
+}
+
+bool WriteJsonFile(const std::string& path, const nlohmann::json& json, const char* program) {
+  std::error_code ec;
+  const std::filesystem::path target(path);
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
+  std::ofstream file(path);
+  file << json.dump(2) << "\n";
+  if (!file) {
+    std::fprintf(stderr, "%s: cannot write %s\n", program, path.c_str());
+    return false;
+  }
+  std::printf("wrote %s\n", path.c_str());
+  return true;
 }
 
 }  // namespace tj::bench

@@ -63,6 +63,10 @@ nlohmann::json ToJson(const LatencySummary& s);
 // nproc (CPUs this process may run on), the CPU model from /proc/cpuinfo, the kernel, the date
 // (UTC), the load average, the gRPC version.
 nlohmann::json MachineDescription();
+
+// Writes `json` (indented) to `path`, creating its directory; prints "wrote <path>", or an error
+// naming `program` and the path. False when it could not be written.
+bool WriteJsonFile(const std::string& path, const nlohmann::json& json, const char* program);
 std::string LoadAverage();
 
 // Whether `python3 -c "import tensorflow"` works; `note` says why not.

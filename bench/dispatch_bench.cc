@@ -809,16 +809,7 @@ int Run(Config config) {
                                    {"value_long_runs", lone_over_unary_long},
                                    {"met", latency_met}}});
     out["tensorflow"] = {{"available", tf_available}, {"note", tf_line}};
-    std::error_code ec;
-    const std::filesystem::path path(config.json_path);
-    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-    std::ofstream file(config.json_path);
-    file << out.dump(2) << "\n";
-    if (!file) {
-      std::fprintf(stderr, "tj-bench-dispatch: cannot write %s\n", config.json_path.c_str());
-      return 1;
-    }
-    std::printf("wrote %s\n", config.json_path.c_str());
+    if (!WriteJsonFile(config.json_path, out, "tj-bench-dispatch")) return 1;
   }
   return 0;
 }

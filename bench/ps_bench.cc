@@ -745,16 +745,7 @@ int Run(Config config) {
           {"lookup", rpc_result->lookup_median},
           {"push_sparse", rpc_result->push_median},
           {"met", sparse_met}}});
-    std::error_code ec;
-    const std::filesystem::path path(config.json_path);
-    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-    std::ofstream file(config.json_path);
-    file << out.dump(2) << "\n";
-    if (!file) {
-      std::fprintf(stderr, "tj-bench-ps: cannot write %s\n", config.json_path.c_str());
-      return 1;
-    }
-    std::printf("wrote %s\n", config.json_path.c_str());
+    if (!WriteJsonFile(config.json_path, out, "tj-bench-ps")) return 1;
   }
   return 0;
 }

@@ -856,16 +856,7 @@ int Run(Config config) {
 
   if (!config.json_path.empty()) {
     out["machine"]["loadavg_at_end"] = LoadAverage();
-    std::error_code ec;
-    const std::filesystem::path path(config.json_path);
-    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-    std::ofstream file(config.json_path);
-    file << out.dump(2) << "\n";
-    if (!file) {
-      std::fprintf(stderr, "tj-bench-recovery: cannot write %s\n", config.json_path.c_str());
-      return 1;
-    }
-    std::printf("wrote %s\n", config.json_path.c_str());
+    if (!WriteJsonFile(config.json_path, out, "tj-bench-recovery")) return 1;
   }
   return 0;
 }

@@ -5,12 +5,9 @@
 #include <cstring>
 #include <iostream>
 
-#include <optional>
-
-#include "coordinator/base/job_token.h"
-#include "coordinator/coordination/coordination_client.h"
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/base/strings.h"
+#include "coordinator/coordination/task_lifetime.h"
 #include "coordinator/ps/ps_server.h"
 #include "coordinator/resolver/tf_config_cluster_resolver.h"
 
@@ -46,19 +43,8 @@ int ServePsUntilSignalled(const PsSettings& settings, const std::string& program
   std::cout << "LISTENING " << (*server)->address() << std::endl;
   spdlog::info("{}: ps task {} serving on {} (incarnation {:x})", program, settings.task,
                (*server)->address(), (*server)->incarnation());
-  LogJobTokenMode(program);
-  std::optional<HeartbeatSender> heartbeats;
-  if (!settings.coordinator_address.empty()) {
-    heartbeats.emplace(settings.coordinator_address, MakeTaskId("ps", settings.task),
-                       (*server)->incarnation());
-  }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  const int signal_number = WaitForSignal(signals);
-  spdlog::info("{}: ps task {}: SIG{}, shutting down", program, settings.task,
-               sigabbrev_np(signal_number));
+  ServeTaskUntilSignalled(program, "ps", settings.task, (*server)->incarnation(),
+                          settings.coordinator_address);
   (*server)->Shutdown(absl::Seconds(5));
   (*server)->Wait();
   return 0;

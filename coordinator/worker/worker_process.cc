@@ -5,12 +5,9 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-#include <optional>
-
-#include "coordinator/base/job_token.h"
-#include "coordinator/coordination/coordination_client.h"
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/base/strings.h"
+#include "coordinator/coordination/task_lifetime.h"
 #include "coordinator/resolver/tf_config_cluster_resolver.h"
 #include "coordinator/worker/worker_server.h"
 
@@ -57,19 +54,8 @@ int ServeWorkerUntilSignalled(const FunctionRegistry& registry, const WorkerSett
   spdlog::info("{}: worker task {} serving on {}:{} (incarnation {:x}), {} parameter server(s)",
                program, settings.task, host, (*server)->port(), (*server)->incarnation(),
                settings.ps_addresses.size());
-  LogJobTokenMode(program);
-  std::optional<HeartbeatSender> heartbeats;
-  if (!settings.coordinator_address.empty()) {
-    heartbeats.emplace(settings.coordinator_address, MakeTaskId("worker", settings.task),
-                       (*server)->incarnation());
-  }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  const int signal_number = WaitForSignal(signals);
-  spdlog::info("{}: worker task {}: SIG{}, shutting down", program, settings.task,
-               sigabbrev_np(signal_number));
+  ServeTaskUntilSignalled(program, "worker", settings.task, (*server)->incarnation(),
+                          settings.coordinator_address);
   (*server)->Shutdown(absl::Seconds(2));
   (*server)->Wait();
   return 0;
