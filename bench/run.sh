@@ -72,4 +72,26 @@ for b in "${BENCHMARKS[@]}"; do
   "$binary" --json "$RESULTS/$name$suffix.json" "$@" || status=$?
   echo
 done
+
+# Optional: TensorFlow's ClusterCoordinator as a baseline of dispatch, when bench/tf/setup.sh has
+# made its venv (TJ_TF_VENV). Gets --quick for --smoke and --workers; writes dispatch-tf.json.
+if [[ " ${BENCHMARKS[*]} " == *" dispatch:"* ]]; then
+  tf_python="${TJ_TF_VENV:-$HOME/.cache/trainingjob-operator/tf-venv}/bin/python"
+  echo "=== dispatch: TensorFlow baseline (bench/tf/tf_dispatch_bench.py) ==="
+  if [[ -x "$tf_python" ]]; then
+    tf_args=()
+    [[ -n "$suffix" ]] && tf_args+=(--quick)
+    prev=""
+    for arg in "$@"; do
+      [[ "$prev" == "--workers" ]] && tf_args+=(--workers "$arg")
+      [[ "$arg" == --workers=* ]] && tf_args+=("$arg")
+      prev="$arg"
+    done
+    "$tf_python" "$ROOT/bench/tf/tf_dispatch_bench.py" "${tf_args[@]}" \
+      --json "$RESULTS/dispatch-tf$suffix.json" --ours "$RESULTS/dispatch$suffix.json" || status=$?
+  else
+    echo "TensorFlow baseline unavailable: run bench/tf/setup.sh"
+  fi
+  echo
+fi
 exit "$status"
