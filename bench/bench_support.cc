@@ -235,15 +235,21 @@ nlohmann::json MachineDescription() {
 }
 
 bool TensorFlowImportable(std::string* note) {
-  const int status = std::system("python3 -c 'import tensorflow' >/dev/null 2>&1");
+  // bench/tf/setup.sh installs TensorFlow in its own venv; the system python3 is the fallback.
+  const char* home = std::getenv("HOME");
+  const std::string venv_python =
+      absl::StrCat(home != nullptr ? home : "", "/.cache/trainingjob-operator/tf-venv/bin/python");
+  const std::string python = access(venv_python.c_str(), X_OK) == 0 ? venv_python : "python3";
+  const int status =
+      std::system(absl::StrCat(python, " -c 'import tensorflow' >/dev/null 2>&1").c_str());
   if (status == 0) {
-    *note = "tensorflow is importable";
+    *note = absl::StrCat("tensorflow is importable by ", python);
     return true;
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
     *note = "python3 not found";
   } else {
-    *note = "tensorflow not installed";
+    *note = "tensorflow not installed: run bench/tf/setup.sh";
   }
   return false;
 }

@@ -613,8 +613,9 @@ int Run(Config config) {
   std::string tf_note;
   const bool tf_available = TensorFlowImportable(&tf_note);
   const std::string tf_line =
-      tf_available ? "TensorFlow ClusterCoordinator: not measured (tensorflow is importable, but "
-                     "this benchmark has no TensorFlow runner yet)"
+      tf_available ? absl::StrCat("TensorFlow ClusterCoordinator: measured by "
+                                  "bench/tf/tf_dispatch_bench.py (run.sh runs it next to this; ",
+                                  tf_note, ")")
                    : absl::StrCat("TensorFlow ClusterCoordinator: unavailable (", tf_note, ")");
 
   // The reference row for the ratios and targets: 4 workers, or the largest count measured.
