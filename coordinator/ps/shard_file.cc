@@ -21,6 +21,7 @@ absl::StatusOr<v1::SaveShardResponse> SaveShardFile(const VariableStore& store,
   v1::SaveShardResponse response;
   response.set_records(records);
   response.set_bytes(static_cast<int64_t>(digest.bytes));
+  response.set_crc32c(digest.crc32c);
   return response;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "coordinator/base/values.h"
+#include "coordinator/checkpoint/file_digest.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/ps/ps_server.h"
 #include "coordinator/ps/shard_file.h"
@@ -197,6 +198,11 @@ TEST_F(ShardFileTest, SaveShardAndRestoreShardRpcs) {
 
   auto saved = client->SaveShard(path);
   ASSERT_TRUE(saved.ok()) << saved.status();
+  // The digest the PS reports is the file's: the coordinator writes it into the manifest unread.
+  auto on_disk = ComputeFileDigest(path);
+  ASSERT_TRUE(on_disk.ok());
+  EXPECT_EQ(static_cast<uint64_t>(saved->bytes()), on_disk->bytes);
+  EXPECT_EQ(saved->crc32c(), on_disk->crc32c);
   ASSERT_TRUE(client->Push({"w"}, {FloatTensor(std::vector<float>{5, 5}, {2})}).ok());
   auto restored = client->RestoreShard(path);
 
