@@ -122,4 +122,10 @@ RestartDecision DecideRestart(ReplicaKey replica, const RestartRules& rules,
   return Fail("BackoffLimitExceeded", std::move(message));
 }
 
+bool CoordinatorExitFollowsPsDisruption(const Termination& coordinator_exit,
+                                        absl::Duration since_ps_disruption) {
+  return EffectiveExitCode(coordinator_exit) != 0 && since_ps_disruption >= absl::ZeroDuration() &&
+         since_ps_disruption < kPsDisruptionWindow;
+}
+
 }  // namespace tj

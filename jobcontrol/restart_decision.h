@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "api/v1alpha1/defaults.h"
 #include "api/v1alpha1/types.h"
 #include "jobcontrol/replicas.h"
@@ -58,6 +59,15 @@ struct RestartDecision {
   std::string reason;
   std::string message;
 };
+
+// A coordinator that fails (exits non-zero) within kPsDisruptionWindow after a PS replica was
+// disrupted lost that PS to the disruption (it exits with the restart code to restore): its exit
+// is part of the same disruption and must not spend the backoff budget. The operator and
+// `tjctl run` mark such an exit `disrupted` before calling DecideRestart. `since_ps_disruption` is
+// the time from the PS's disrupted exit to the coordinator's exit (InfiniteDuration: none).
+inline constexpr absl::Duration kPsDisruptionWindow = absl::Minutes(1);
+bool CoordinatorExitFollowsPsDisruption(const Termination& coordinator_exit,
+                                        absl::Duration since_ps_disruption);
 
 // `restarts_so_far` is the job's count of restarts that counted toward backoffLimit.
 //  - Coordinator exit 0: the job succeeded, whatever the policy (Always included).

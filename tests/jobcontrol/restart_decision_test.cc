@@ -189,3 +189,31 @@ TEST(RestartRulesTest, UndefaultedJobReadsDefaults) {
 
 }  // namespace
 }  // namespace tj
+
+namespace tj {
+namespace {
+
+TEST(PsDisruptionTest, ACoordinatorFailingSoonAfterAPsDisruptionIsPartOfIt) {
+  struct Case {
+    Termination exit;
+    absl::Duration since;
+    bool expected;
+  };
+  const std::vector<Case> cases = {
+      {Termination{42, 0, false, false}, absl::Seconds(2), true},     // lost the PS, restores
+      {Termination{143, 0, false, false}, absl::Seconds(59), true},   // any failure in the window
+      {Termination{0, 15, false, false}, absl::Seconds(1), true},     // killed by a signal
+      {Termination{0, 0, false, false}, absl::Seconds(1), false},     // finished: not a failure
+      {Termination{42, 0, false, false}, absl::Minutes(1), false},    // window over
+      {Termination{42, 0, false, false}, absl::InfiniteDuration(), false},  // no PS disruption
+      {Termination{42, 0, false, false}, absl::Seconds(-1), false},   // before it: unrelated
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(CoordinatorExitFollowsPsDisruption(c.exit, c.since), c.expected)
+        << "exit " << c.exit.exit_code << " signal " << c.exit.signal << " after "
+        << absl::FormatDuration(c.since);
+  }
+}
+
+}  // namespace
+}  // namespace tj

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "api/v1alpha1/load.h"
+#include "coordinator/checkpoint/atomic_file.h"
 #include "tests/support/temp_dir.h"
 #include "tjctl/local/container_env.h"
 #include "tjctl/local/launch_plan.h"
@@ -272,7 +273,12 @@ TEST(StatusFileTest, JsonShapeAndAtomicWrite) {
   ASSERT_TRUE(WriteFileAtomically(path, json.dump()).ok());
   std::ifstream in(path);
   EXPECT_EQ(nlohmann::json::parse(in), json);
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    (void)entry;
+    ++files;
+  }
+  EXPECT_EQ(files, 1) << "no temporary file left beside status.json";
 }
 
 TEST(ReplicaLogTest, HeadersAndTail) {

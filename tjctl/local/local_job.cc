@@ -1,5 +1,6 @@
 #include "tjctl/local/local_job.h"
 
+#include "coordinator/checkpoint/atomic_file.h"
 #include "tjctl/local/disruption_marker.h"
 
 #include <poll.h>
@@ -209,11 +210,11 @@ void LocalJob::RecordExit(const NamedExit& exit) {
   r->phase = ReplicaPhase::kTerminated;
   // `tjctl preempt` announced this exit: a disruption, as a pod's DisruptionTarget is.
   bool disrupted = ConsumeDisruptionMarker(options_.paths.work_dir, r->launch.name);
-  // A coordinator that fails within a minute of a parameter server's disruption lost that PS to
-  // the preemption (it exits with the restart code to restore): part of the same disruption.
-  if (!disrupted && r->launch.key.type == ReplicaType::kCoordinator &&
-      exit.exit.exit_code != 0 && r->ended_at - last_ps_disruption_ < absl::Minutes(1)) {
-    disrupted = true;
+  // A coordinator that lost a PS to a disruption is part of that disruption (jobcontrol's rule).
+  if (!disrupted && r->launch.key.type == ReplicaType::kCoordinator) {
+    disrupted = CoordinatorExitFollowsPsDisruption(
+        Termination{exit.exit.exit_code, exit.exit.signal, false, false},
+        r->ended_at - last_ps_disruption_);
   }
   if (disrupted && r->launch.key.type == ReplicaType::kPs) last_ps_disruption_ = r->ended_at;
   r->termination = Termination{exit.exit.exit_code, exit.exit.signal, false, disrupted};

@@ -1,9 +1,6 @@
 #include "tjctl/local/status_file.h"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 
@@ -46,20 +43,6 @@ nlohmann::json ToJson(const RunStatus& status) {
       {"progress", status.progress ? v1alpha1::ToJson(*status.progress) : nlohmann::json(nullptr)},
       {"replicas", std::move(replicas)},
   };
-}
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& content) {
-  const std::string tmp = absl::StrCat(path, ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp, ": ", strerror(errno)));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path, ": ", strerror(errno)));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace tj::local

@@ -49,7 +49,5 @@ struct RunStatus {
 // "2024-05-01T12:00:00Z".
 std::string FormatRfc3339(absl::Time time);
 nlohmann::json ToJson(const RunStatus& status);
-// Writes `<path>.tmp` then renames it over `path`.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& content);
 
 }  // namespace tj::local
