@@ -470,10 +470,17 @@ void WorkerConnection::HandleResult(v1::RunResult& result) {
       closure->output->SetValue(std::move(*result.mutable_output()));
       env_.queue->MarkFinished();
       return;
-    case v1::FAILURE_KIND_CANCELLED:
-      closure->MarkCancelled();
-      env_.queue->MarkFinished();
+    case v1::FAILURE_KIND_CANCELLED: {
+      // The worker stopped it because we asked: for an error being raised (PutBack then cancels
+      // it, as the error is pending), or because this connection ended its stream to drain or
+      // preempt the worker (PutBack runs it again elsewhere: it must not fail the user's step).
+      {
+        absl::MutexLock lock(&mu_);
+        ++put_back_;
+      }
+      env_.queue->PutBack(std::move(closure));
       return;
+    }
     case v1::FAILURE_KIND_APPLICATION:
       env_.queue->MarkFailed(status);
       closure->output->SetError(status);

@@ -36,6 +36,17 @@ void ProgressReporter::WriteLocked() {
     }
   }
   if (path_.empty()) return;
+  // The file is for a display polling twice a second, and each write is an fsync on the training
+  // loop's thread: routine updates are written at most every kMinWriteInterval; a change of state
+  // (checkpointing, preempted, succeeded...) and every event are written at once.
+  const absl::Time now = absl::Now();
+  if (progress_.state == written_state_ && progress_.events.size() == written_events_ &&
+      now - written_at_ < kMinWriteInterval) {
+    return;
+  }
+  written_state_ = progress_.state;
+  written_events_ = progress_.events.size();
+  written_at_ = now;
   absl::Status status = WriteFileAtomically(path_, v1alpha1::ToJson(progress_).dump() + "\n");
   if (!status.ok() && !write_failed_) {
     spdlog::warn("cannot write the progress file {}: {} (training goes on)", path_,

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "absl/time/time.h"
+
 #include "absl/synchronization/mutex.h"
 #include "api/v1alpha1/training_progress.h"
 #include "coordinator/metrics/metrics_registry.h"
@@ -41,6 +43,10 @@ class ProgressReporter {
   v1alpha1::TrainingProgress progress_ ABSL_GUARDED_BY(mu_);
   bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
   MetricsRegistry* metrics_ ABSL_GUARDED_BY(mu_) = nullptr;
+  static constexpr absl::Duration kMinWriteInterval = absl::Milliseconds(200);
+  std::string written_state_ ABSL_GUARDED_BY(mu_);
+  size_t written_events_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time written_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
 }  // namespace tj::sdk
