@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace tj {
@@ -11,8 +13,8 @@ ClusterCoordinator::ClusterCoordinator(CoordinatorOptions options)
       queue_(options_.queue_capacity),
       ps_failures_(options_.transient_ps_failure_threshold) {
   queue_.SetCancelInflightHook([this] {
-    // Runs under the queue's lock: only flag the connections. workers_mu_ is never held while calling
-    // into the queue, so taking it here cannot deadlock.
+    // Runs under the queue's lock: only flag the connections. workers_mu_ is never held while
+    // calling into the queue, so taking it here cannot deadlock.
     absl::MutexLock lock(&workers_mu_);
     for (auto& worker : workers_) worker->RequestCancelInflight();
   });
@@ -29,7 +31,8 @@ absl::StatusOr<std::unique_ptr<ClusterCoordinator>> ClusterCoordinator::Create(
     addresses.push_back(*address);
   }
   if (addresses.empty()) {
-    return absl::InvalidArgumentError("the cluster spec has no \"worker\" job: nothing to schedule on");
+    return absl::InvalidArgumentError(
+        "the cluster spec has no \"worker\" job: nothing to schedule on");
   }
   return Create(addresses, std::move(options));
 }
@@ -101,19 +104,30 @@ absl::StatusOr<PerWorkerValues> ClusterCoordinator::CreatePerWorkerResource(
 }
 
 absl::StatusOr<int> ClusterCoordinator::AddWorker(const std::string& address) {
+  return AddWorker(address, -1);
+}
+
+absl::StatusOr<int> ClusterCoordinator::AddWorker(const std::string& address, int index) {
   if (address.empty() || address.find(':') == std::string::npos) {
     return absl::InvalidArgumentError(
         absl::StrCat("worker address '", address, "' is not of the form host:port"));
   }
   absl::MutexLock lock(&workers_mu_);
   if (stopping_) return absl::FailedPreconditionError("the coordinator is shutting down");
+  int next_index = 0;
   for (const auto& worker : workers_) {
-    if (worker->address() == address && worker->alive()) {
+    next_index = std::max(next_index, worker->index() + 1);
+    if (!worker->alive()) continue;
+    if (worker->address() == address) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "worker ", address, " is already in the cluster as worker ", worker->index()));
+    }
+    if (worker->index() == index) {
       return absl::AlreadyExistsError(
-          absl::StrCat("worker ", address, " is already in the cluster as worker ", worker->index()));
+          absl::StrCat("the cluster already has a worker ", index, ", at ", worker->address()));
     }
   }
-  const int index = static_cast<int>(workers_.size());
+  if (index < 0) index = next_index;
   WorkerConnectionEnv env{&queue_, &resources_, &ps_failures_, &options_,
                           [this](int i, const absl::Status& e) { OnWorkerLost(i, e); }};
   for (const auto& spec : resources_.specs()) spec->ValueFor(index);
@@ -148,8 +162,8 @@ absl::Status ClusterCoordinator::PreemptWorker(int index, absl::Time deadline) {
       return absl::OkStatus();
     }
   }
-  return absl::NotFoundError(absl::StrCat("no worker ", index, " in the cluster (it has ",
-                                          workers_.size(), " workers)"));
+  return absl::NotFoundError(
+      absl::StrCat("no worker ", index, " in the cluster (it has ", workers_.size(), " workers)"));
 }
 
 void ClusterCoordinator::OnWorkerLost(int index, const absl::Status& last_error) {

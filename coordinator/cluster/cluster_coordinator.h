@@ -49,8 +49,11 @@ class ClusterCoordinator {
   absl::StatusOr<PerWorkerValues> CreatePerWorkerResource(std::string_view function,
                                                           std::vector<ScheduleArg> args = {});
 
-  // Elastic membership. AddWorker returns the new worker's index.
+  // Elastic membership. AddWorker returns the new worker's index (one past the highest so far).
   absl::StatusOr<int> AddWorker(const std::string& address);
+  // Adds the worker as task `index` of the cluster (the index its notices name). AlreadyExists
+  // when a live worker has that address or that index.
+  absl::StatusOr<int> AddWorker(const std::string& address, int index);
   // Drains the worker: it takes no new closures; in-flight ones finish (or are put back after the
   // drain timeout). Returns once it has left.
   absl::Status RemoveWorker(const std::string& address);

@@ -32,12 +32,14 @@ void CoordinationClient::SetDeadline(grpc::ClientContext& context, absl::Duratio
                        absl::ToChronoNanoseconds(rpc_timeout_ + extra));
 }
 
-absl::Status CoordinationClient::RegisterTask(const v1::TaskId& task, uint64_t incarnation) const {
+absl::Status CoordinationClient::RegisterTask(const v1::TaskId& task, uint64_t incarnation,
+                                              const std::string& address) const {
   grpc::ClientContext context;
   SetDeadline(context);
   v1::RegisterTaskRequest request;
   *request.mutable_task() = task;
   request.set_incarnation(incarnation);
+  request.set_address(address);
   v1::RegisterTaskResponse response;
   return Translate(stub_->RegisterTask(&context, request, &response), "RegisterTask");
 }
@@ -93,7 +95,8 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> CoordinationCli
   v1::KeyValueListRequest request;
   request.set_prefix(prefix);
   v1::KeyValueListResponse response;
-  absl::Status status = Translate(stub_->KeyValueList(&context, request, &response), "KeyValueList");
+  absl::Status status =
+      Translate(stub_->KeyValueList(&context, request, &response), "KeyValueList");
   if (!status.ok()) return status;
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& entry : response.entries()) out.emplace_back(entry.key(), entry.value());
@@ -145,10 +148,12 @@ absl::StatusOr<v1::PreemptionNoticeResponse> CoordinationClient::SendPreemptionN
 }
 
 HeartbeatSender::HeartbeatSender(std::string coordinator_address, v1::TaskId task,
-                                 uint64_t incarnation, absl::Duration interval)
+                                 uint64_t incarnation, std::string task_address,
+                                 absl::Duration interval)
     : client_(std::move(coordinator_address), interval),
       task_(std::move(task)),
       incarnation_(incarnation),
+      task_address_(std::move(task_address)),
       interval_(interval),
       thread_([this] { Run(); }) {}
 
@@ -162,7 +167,7 @@ void HeartbeatSender::Run() {
   bool warned = false;
   do {
     absl::Status status = registered ? client_.Heartbeat(task_, incarnation_)
-                                     : client_.RegisterTask(task_, incarnation_);
+                                     : client_.RegisterTask(task_, incarnation_, task_address_);
     if (status.ok()) {
       registered = true;
       warned = false;

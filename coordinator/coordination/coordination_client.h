@@ -26,7 +26,9 @@ class CoordinationClient {
 
   const std::string& address() const { return address_; }
 
-  absl::Status RegisterTask(const v1::TaskId& task, uint64_t incarnation) const;
+  // `address`: where peers dial the task (empty: not told).
+  absl::Status RegisterTask(const v1::TaskId& task, uint64_t incarnation,
+                            const std::string& address = "") const;
   absl::Status Heartbeat(const v1::TaskId& task, uint64_t incarnation) const;
   absl::Status Set(const std::string& key, const std::string& value, bool allow_overwrite) const;
   // Blocks on the server up to `timeout`.
@@ -37,8 +39,9 @@ class CoordinationClient {
   absl::Status Barrier(const std::string& barrier_id, const v1::TaskId& task,
                        const std::vector<v1::TaskId>& participants, absl::Duration timeout) const;
   absl::StatusOr<std::vector<v1::TaskState>> TaskStates(const std::vector<v1::TaskId>& tasks) const;
-  absl::StatusOr<v1::PreemptionNoticeResponse> SendPreemptionNotice(
-      const v1::TaskId& task, const std::string& reason, absl::Time deadline) const;
+  absl::StatusOr<v1::PreemptionNoticeResponse> SendPreemptionNotice(const v1::TaskId& task,
+                                                                    const std::string& reason,
+                                                                    absl::Time deadline) const;
 
  private:
   absl::Status Translate(const grpc::Status& status, const char* method) const;
@@ -49,13 +52,13 @@ class CoordinationClient {
   std::unique_ptr<v1::Coordination::Stub> stub_;
 };
 
-// Registers a task with the coordinator and heartbeats every `interval` from its own thread, for
-// as long as it lives. A coordinator that is down or restarted is simply tried again (and the task
-// registered again): tasks outlive coordinators.
+// Registers a task (and the address it serves on) with the coordinator and heartbeats every
+// `interval` from its own thread, for as long as it lives. A coordinator that is down or restarted
+// is simply tried again (and the task registered again): tasks outlive coordinators.
 class HeartbeatSender {
  public:
   HeartbeatSender(std::string coordinator_address, v1::TaskId task, uint64_t incarnation,
-                  absl::Duration interval = absl::Seconds(1));
+                  std::string task_address = "", absl::Duration interval = absl::Seconds(1));
   ~HeartbeatSender();
   HeartbeatSender(const HeartbeatSender&) = delete;
   HeartbeatSender& operator=(const HeartbeatSender&) = delete;
@@ -66,6 +69,7 @@ class HeartbeatSender {
   CoordinationClient client_;
   const v1::TaskId task_;
   const uint64_t incarnation_;
+  const std::string task_address_;
   const absl::Duration interval_;
   absl::Notification stop_;
   std::thread thread_;

@@ -21,7 +21,8 @@ grpc::Status CoordinationService::RegisterTask(grpc::ServerContext* context,
                                                const v1::RegisterTaskRequest* request,
                                                v1::RegisterTaskResponse*) {
   TJ_REQUIRE_JOB_TOKEN(context);
-  state_->RegisterTask(NameOf(request->task()), request->incarnation());
+  const bool is_new = state_->RegisterTask(NameOf(request->task()), request->incarnation());
+  if (is_new && registration_sink_) registration_sink_(*request);
   return grpc::Status::OK;
 }
 
@@ -70,8 +71,7 @@ grpc::Status CoordinationService::KeyValueList(grpc::ServerContext* context,
 }
 
 grpc::Status CoordinationService::Barrier(grpc::ServerContext* context,
-                                          const v1::BarrierRequest* request,
-                                          v1::BarrierResponse*) {
+                                          const v1::BarrierRequest* request, v1::BarrierResponse*) {
   TJ_REQUIRE_JOB_TOKEN(context);
   std::set<TaskKey> participants;
   for (const auto& task : request->participants()) participants.insert(NameOf(task));

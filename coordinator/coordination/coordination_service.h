@@ -4,9 +4,9 @@
 // handler. Every call needs the job token.
 #pragma once
 
-#include <functional>
-
 #include <grpcpp/grpcpp.h>
+
+#include <functional>
 
 #include "coordinator/coordination/coordination_state.h"
 #include "tj/v1/coordination.grpc.pb.h"
@@ -15,12 +15,18 @@ namespace tj {
 
 using PreemptionNoticeSink =
     std::function<v1::PreemptionNoticeResponse(const v1::PreemptionNoticeRequest&)>;
+// Told of every new task incarnation that registers (a task started, restarted, or added to the
+// job by scaling it up), with the address it gave. Runs on a gRPC thread: must not block.
+using TaskRegistrationSink = std::function<void(const v1::RegisterTaskRequest&)>;
 
 class CoordinationService final : public v1::Coordination::Service {
  public:
   // `state` must outlive the service. Without a sink, notices are refused (accepted = false).
   explicit CoordinationService(CoordinationState* state, PreemptionNoticeSink sink = nullptr)
       : state_(state), sink_(std::move(sink)) {}
+
+  // Set before the server starts.
+  void set_registration_sink(TaskRegistrationSink sink) { registration_sink_ = std::move(sink); }
 
   grpc::Status RegisterTask(grpc::ServerContext* context, const v1::RegisterTaskRequest* request,
                             v1::RegisterTaskResponse* response) override;
@@ -37,8 +43,7 @@ class CoordinationService final : public v1::Coordination::Service {
                             v1::KeyValueListResponse* response) override;
   grpc::Status Barrier(grpc::ServerContext* context, const v1::BarrierRequest* request,
                        v1::BarrierResponse* response) override;
-  grpc::Status GetTaskStates(grpc::ServerContext* context,
-                             const v1::GetTaskStatesRequest* request,
+  grpc::Status GetTaskStates(grpc::ServerContext* context, const v1::GetTaskStatesRequest* request,
                              v1::GetTaskStatesResponse* response) override;
   grpc::Status PreemptionNotice(grpc::ServerContext* context,
                                 const v1::PreemptionNoticeRequest* request,
@@ -47,6 +52,7 @@ class CoordinationService final : public v1::Coordination::Service {
  private:
   CoordinationState* state_;
   PreemptionNoticeSink sink_;
+  TaskRegistrationSink registration_sink_;
 };
 
 }  // namespace tj

@@ -23,13 +23,12 @@ absl::Status CoordinationState::Set(const std::string& key, std::string value,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> CoordinationState::Get(const std::string& key,
-                                                   absl::Duration timeout) {
+absl::StatusOr<std::string> CoordinationState::Get(const std::string& key, absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
   auto present = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return kv_.contains(key); };
   if (!mu_.AwaitWithTimeout(absl::Condition(&present), timeout)) {
-    return absl::DeadlineExceededError(absl::StrCat("coordination key '", key, "' was not set within ",
-                                                    absl::FormatDuration(timeout)));
+    return absl::DeadlineExceededError(absl::StrCat(
+        "coordination key '", key, "' was not set within ", absl::FormatDuration(timeout)));
   }
   return kv_.at(key);
 }
@@ -58,16 +57,17 @@ absl::Status CoordinationState::Barrier(const std::string& barrier_id, const Tas
                                         const std::set<TaskKey>& participants,
                                         absl::Duration timeout) {
   if (!participants.contains(task)) {
-    return absl::InvalidArgumentError(absl::StrCat("barrier '", barrier_id, "': task ", task,
-                                                   " is not one of its participants"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("barrier '", barrier_id, "': task ", task, " is not one of its participants"));
   }
   absl::MutexLock lock(&mu_);
   auto [it, created] = barriers_.try_emplace(barrier_id);
   BarrierState& barrier = it->second;
   if (created) barrier.participants = participants;
   if (barrier.participants != participants) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "barrier '", barrier_id, "': task ", task, " names other participants than the first caller"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("barrier '", barrier_id, "': task ", task,
+                     " names other participants than the first caller"));
   }
   if (barrier.done) return barrier.outcome;
   barrier.arrived.insert(task);
@@ -89,9 +89,12 @@ absl::Status CoordinationState::Barrier(const std::string& barrier_id, const Tas
   return barrier.outcome;
 }
 
-void CoordinationState::RegisterTask(const TaskKey& task, uint64_t incarnation) {
+bool CoordinationState::RegisterTask(const TaskKey& task, uint64_t incarnation) {
   absl::MutexLock lock(&mu_);
+  auto it = tasks_.find(task);
+  const bool is_new = it == tasks_.end() || it->second.incarnation != incarnation;
   tasks_[task] = TaskRecord{incarnation, absl::Now()};
+  return is_new;
 }
 
 absl::Status CoordinationState::Heartbeat(const TaskKey& task, uint64_t incarnation) {
@@ -124,8 +127,8 @@ std::vector<TaskStateView> CoordinationState::TaskStates(const std::vector<TaskK
     } else if (now - it->second.last_heartbeat > heartbeat_timeout_) {
       view.error = absl::UnavailableError(
           absl::StrCat("task ", name, " sent no heartbeat for ",
-                       absl::FormatDuration(absl::Trunc(now - it->second.last_heartbeat,
-                                                        absl::Milliseconds(1)))));
+                       absl::FormatDuration(
+                           absl::Trunc(now - it->second.last_heartbeat, absl::Milliseconds(1)))));
     } else {
       view.healthy = true;
     }

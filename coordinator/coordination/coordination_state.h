@@ -52,8 +52,9 @@ class CoordinationState {
                        const std::set<TaskKey>& participants, absl::Duration timeout);
 
   // Registration starts the heartbeats of an incarnation. A new incarnation replaces the old one
-  // (the task restarted).
-  void RegisterTask(const TaskKey& task, uint64_t incarnation);
+  // (the task restarted). True when the incarnation is new to this state (a task registering again
+  // after losing its heartbeats is not).
+  bool RegisterTask(const TaskKey& task, uint64_t incarnation);
   // NotFound for a task never registered; Aborted when `incarnation` is not the registered one
   // (the sender is an old process, or the task restarted without registering).
   absl::Status Heartbeat(const TaskKey& task, uint64_t incarnation);

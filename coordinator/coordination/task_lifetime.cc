@@ -10,21 +10,81 @@
 #include "coordinator/coordination/coordination_client.h"
 
 namespace tj {
+namespace {
 
-int ServeTaskUntilSignalled(const std::string& program, const std::string& task_type, int task,
-                            uint64_t incarnation, const std::string& coordinator_address) {
-  LogJobTokenMode(program);
-  std::optional<HeartbeatSender> heartbeats;
-  if (!coordinator_address.empty()) {
-    heartbeats.emplace(coordinator_address, MakeTaskId(task_type, task), incarnation);
-  }
+sigset_t ShutdownSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  return signals;
+}
+
+// A signal already pending, without waiting.
+std::optional<int> PendingSignal(const sigset_t& signals) {
+  const timespec no_wait{0, 0};
+  const int signal_number = sigtimedwait(&signals, nullptr, &no_wait);
+  if (signal_number > 0) return signal_number;
+  return std::nullopt;
+}
+
+// After the first signal: tell the coordinator, then serve while it answers.
+void LingerForCoordinator(const TaskLifetime& lifetime, const sigset_t& signals,
+                          const std::string& signal_name) {
+  const v1::TaskId self = MakeTaskId(lifetime.task_type, lifetime.task);
+  CoordinationClient coordinator(lifetime.coordinator_address, absl::Seconds(2));
+  auto notice = coordinator.SendPreemptionNotice(self, signal_name, absl::InfiniteFuture());
+  if (!notice.ok()) {
+    spdlog::info("{}: {} task {}: the coordinator does not answer ({}): stopping now",
+                 lifetime.program, lifetime.task_type, lifetime.task, notice.status().ToString());
+    return;
+  }
+  spdlog::info(
+      "{}: {} task {}: serving until the coordinator at {} is done (at most {}); it says: {}",
+      lifetime.program, lifetime.task_type, lifetime.task, lifetime.coordinator_address,
+      absl::FormatDuration(lifetime.max_linger), notice->decision());
+  const absl::Time give_up = absl::Now() + lifetime.max_linger;
+  while (absl::Now() < give_up) {
+    const timespec poll = absl::ToTimespec(lifetime.linger_poll);
+    if (const int again = sigtimedwait(&signals, nullptr, &poll); again > 0) {
+      spdlog::info("{}: {} task {}: SIG{} again: stopping now", lifetime.program,
+                   lifetime.task_type, lifetime.task, sigabbrev_np(again));
+      return;
+    }
+    // Only an unreachable coordinator is done: NotFound just means the heartbeat thread has not
+    // registered this task with it yet.
+    absl::Status alive = coordinator.Heartbeat(self, lifetime.incarnation);
+    if (absl::IsUnavailable(alive) || absl::IsDeadlineExceeded(alive)) {
+      spdlog::info("{}: {} task {}: the coordinator is done ({}): stopping", lifetime.program,
+                   lifetime.task_type, lifetime.task, alive.ToString());
+      return;
+    }
+  }
+  spdlog::warn("{}: {} task {}: the coordinator still answers after {}: stopping anyway",
+               lifetime.program, lifetime.task_type, lifetime.task,
+               absl::FormatDuration(lifetime.max_linger));
+}
+
+}  // namespace
+
+int ServeTaskUntilSignalled(const TaskLifetime& lifetime) {
+  LogJobTokenMode(lifetime.program);
+  std::optional<HeartbeatSender> heartbeats;
+  if (!lifetime.coordinator_address.empty()) {
+    heartbeats.emplace(lifetime.coordinator_address, MakeTaskId(lifetime.task_type, lifetime.task),
+                       lifetime.incarnation, lifetime.address);
+  }
+  const sigset_t signals = ShutdownSignals();
   const int signal_number = WaitForSignal(signals);
-  spdlog::info("{}: {} task {}: SIG{}, shutting down", program, task_type, task,
-               sigabbrev_np(signal_number));
+  const std::string signal_name = std::string("SIG") + sigabbrev_np(signal_number);
+  spdlog::info("{}: {} task {}: {}", lifetime.program, lifetime.task_type, lifetime.task,
+               signal_name);
+  if (lifetime.serve_until_coordinator_done && !lifetime.coordinator_address.empty() &&
+      !PendingSignal(signals).has_value()) {
+    LingerForCoordinator(lifetime, signals, signal_name);
+  }
+  spdlog::info("{}: {} task {}: shutting down", lifetime.program, lifetime.task_type,
+               lifetime.task);
   return signal_number;
 }
 

@@ -8,8 +8,8 @@
 namespace tj {
 
 absl::Status PreemptedError(int64_t step, const std::string& why) {
-  absl::Status status = absl::AbortedError(
-      absl::StrCat("preempted: checkpointed at step ", step, " (", why, ")"));
+  absl::Status status =
+      absl::AbortedError(absl::StrCat("preempted: checkpointed at step ", step, " (", why, ")"));
   status.SetPayload(kPreemptedPayloadUrl, absl::Cord(absl::StrCat(step)));
   return status;
 }
@@ -56,16 +56,20 @@ void PreemptionCheckpointHandler::SetEventListener(
 
 void PreemptionCheckpointHandler::Attach(bool attached) { attached_.store(attached); }
 
-v1::PreemptionNoticeResponse PreemptionCheckpointHandler::Notice(const std::string& type,
-                                                                 int index,
+v1::PreemptionNoticeResponse PreemptionCheckpointHandler::Notice(const std::string& type, int index,
                                                                  const std::string& reason,
                                                                  absl::Time deadline) {
   v1::PreemptionNoticeResponse response;
   const absl::Time now = absl::Now();
   const std::string task = absl::StrCat(type, ":", index);
-  const int count = type == "worker" ? num_workers_ : type == "ps" ? num_ps_ : type == "chief" ? 1 : 0;
+  // Workers come and go (scaling): the coordinator's pool decides which exist.
+  const bool pool_decides = type == "worker" && coordinator_ != nullptr;
+  const int count = type == "worker"  ? num_workers_
+                    : type == "ps"    ? num_ps_
+                    : type == "chief" ? 1
+                                      : 0;
   absl::MutexLock lock(&mu_);
-  if (index < 0 || index >= count) {
+  if (index < 0 || (!pool_decides && index >= count)) {
     response.set_accepted(false);
     response.set_decision(absl::StrCat("no task ", task, " in this job (", num_workers_,
                                        " worker(s), ", num_ps_, " ps, 1 chief)"));
@@ -84,10 +88,13 @@ v1::PreemptionNoticeResponse PreemptionCheckpointHandler::Notice(const std::stri
                                  ? absl::FailedPreconditionError("no coordinator")
                                  : coordinator_->PreemptWorker(index, deadline);
     response.set_accepted(preempted.ok());
-    response.set_decision(preempted.ok()
-                              ? absl::StrCat("worker ", index, " takes no new closures; those in "
-                                             "flight run until the deadline, then elsewhere")
-                              : std::string(preempted.message()));
+    response.set_decision(
+        preempted.ok() ? absl::StrCat("worker ", index,
+                                      " takes no new closures; those in flight run until the "
+                                      "deadline, then elsewhere")
+        : absl::IsNotFound(preempted)
+            ? absl::StrCat("no task ", task, " in this job: ", std::string(preempted.message()))
+            : std::string(preempted.message()));
     Record(absl::StrCat("notice for ", task, " (", reason, ")", late, ": ", response.decision()));
     return response;
   }

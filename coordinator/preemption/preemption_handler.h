@@ -45,7 +45,8 @@ struct PreemptionRecord {
 
 class PreemptionCheckpointHandler {
  public:
-  // `coordinator` receives worker notices; the counts bound which tasks exist.
+  // `coordinator` receives worker notices (its pool decides which workers exist: the job may have
+  // been scaled); the counts bound which tasks exist otherwise.
   PreemptionCheckpointHandler(TerminationConfig config, ClusterCoordinator* coordinator,
                               int num_workers, int num_ps);
   ~PreemptionCheckpointHandler();

@@ -43,8 +43,16 @@ int ServePsUntilSignalled(const PsSettings& settings, const std::string& program
   std::cout << "LISTENING " << (*server)->address() << std::endl;
   spdlog::info("{}: ps task {} serving on {} (incarnation {:x})", program, settings.task,
                (*server)->address(), (*server)->incarnation());
-  ServeTaskUntilSignalled(program, "ps", settings.task, (*server)->incarnation(),
-                          settings.coordinator_address);
+  TaskLifetime lifetime;
+  lifetime.program = program;
+  lifetime.task_type = "ps";
+  lifetime.task = settings.task;
+  lifetime.incarnation = (*server)->incarnation();
+  lifetime.address = settings.address;
+  lifetime.coordinator_address = settings.coordinator_address;
+  // The variables live here: the coordinator checkpoints them before this process may go.
+  lifetime.serve_until_coordinator_done = true;
+  ServeTaskUntilSignalled(lifetime);
   (*server)->Shutdown(absl::Seconds(5));
   (*server)->Wait();
   return 0;

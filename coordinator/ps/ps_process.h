@@ -19,7 +19,9 @@ struct PsSettings {
 absl::StatusOr<PsSettings> PsSettingsFromTfConfig();
 
 // Serves until SIGTERM or SIGINT (blocked by the caller with BlockShutdownSignals() before any
-// thread started), printing "LISTENING host:port" on stdout once serving. Returns the exit code.
+// thread started), printing "LISTENING host:port" on stdout once serving; after the signal, serves
+// on until the coordinator has checkpointed and gone (coordination/task_lifetime.h). Returns the
+// exit code.
 int ServePsUntilSignalled(const PsSettings& settings, const std::string& program);
 
 }  // namespace tj

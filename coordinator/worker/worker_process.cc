@@ -54,8 +54,16 @@ int ServeWorkerUntilSignalled(const FunctionRegistry& registry, const WorkerSett
   spdlog::info("{}: worker task {} serving on {}:{} (incarnation {:x}), {} parameter server(s)",
                program, settings.task, host, (*server)->port(), (*server)->incarnation(),
                settings.ps_addresses.size());
-  ServeTaskUntilSignalled(program, "worker", settings.task, (*server)->incarnation(),
-                          settings.coordinator_address);
+  TaskLifetime lifetime;
+  lifetime.program = program;
+  lifetime.task_type = "worker";
+  lifetime.task = settings.task;
+  lifetime.incarnation = (*server)->incarnation();
+  // A port chosen at start (":0") is told as the one bound.
+  lifetime.address = settings.address.ends_with(":0") ? absl::StrCat(host, ":", (*server)->port())
+                                                      : settings.address;
+  lifetime.coordinator_address = settings.coordinator_address;
+  ServeTaskUntilSignalled(lifetime);
   (*server)->Shutdown(absl::Seconds(2));
   (*server)->Wait();
   return 0;

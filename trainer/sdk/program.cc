@@ -6,18 +6,18 @@
 #include <cstdlib>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/channel.h"
 #include "coordinator/base/job_tls.h"
 #include "coordinator/base/job_token.h"
 #include "coordinator/base/shutdown_signals.h"
+#include "coordinator/base/strings.h"
+#include "coordinator/cluster/cluster_coordinator.h"
 #include "coordinator/coordination/coordination_service.h"
-#include "absl/cleanup/cleanup.h"
 #include "coordinator/coordination/coordination_state.h"
 #include "coordinator/metrics/metrics_http_server.h"
 #include "coordinator/preemption/preemption_handler.h"
-#include "coordinator/base/strings.h"
-#include "coordinator/cluster/cluster_coordinator.h"
 #include "coordinator/ps/ps_error.h"
 #include "coordinator/ps/ps_process.h"
 #include "coordinator/resolver/tf_config_cluster_resolver.h"
@@ -61,7 +61,8 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
     ps_clients.push_back(PsClient::Connect(ps_addresses.back(), i));
   }
   std::vector<std::string> workers;
-  for (int i = 0; i < spec.num_tasks("worker"); ++i) workers.push_back(*spec.task_address("worker", i));
+  for (int i = 0; i < spec.num_tasks("worker"); ++i)
+    workers.push_back(*spec.task_address("worker", i));
   if (workers.empty()) {
     spdlog::error("{}: TF_CONFIG has no \"worker\" tasks: the coordinator has nobody to run on",
                   program.name);
@@ -69,8 +70,7 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
   }
   spdlog::info("{}: coordinator of job '{}': {} worker(s), {} parameter server(s)", program.name,
                settings->job_name, workers.size(), ps_addresses.size());
-  if (absl::Status up = WaitForParameterServers(ps_clients, program.ps_startup_timeout);
-      !up.ok()) {
+  if (absl::Status up = WaitForParameterServers(ps_clients, program.ps_startup_timeout); !up.ok()) {
     return ChiefExitCode(up, *settings, program.name);
   }
   CoordinatorOptions options;
@@ -95,15 +95,19 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
   context.set_preemption(&preemption);
   ProgressReporter* progress = &context.progress();
   MetricsRegistry* metrics = &context.metrics();
-  preemption.SetEventListener([progress, metrics](const std::string& event) {
-    metrics->AddCounter("tj_preemption_events_total",
-                        "Preemption notices, decisions and exits handled by the coordinator");
+  // Events the operator shows (status and Kubernetes Events), newest last, time-stamped.
+  auto publish_event = [progress](const std::string& event) {
     const std::string stamped = absl::StrCat(
         absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone()), " ", event);
     progress->Report([&](v1alpha1::TrainingProgress& p) {
       p.events.push_back(stamped);
       if (p.events.size() > v1alpha1::kMaxProgressEvents) p.events.erase(p.events.begin());
     });
+  };
+  preemption.SetEventListener([publish_event, metrics](const std::string& event) {
+    metrics->AddCounter("tj_preemption_events_total",
+                        "Preemption notices, decisions and exits handled by the coordinator");
+    publish_event(event);
   });
 
   // The Coordination service on the coordinator's own address: where tasks heartbeat and where the
@@ -120,6 +124,19 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
                                     ? absl::FromUnixMillis(r.deadline_unix_millis())
                                     : absl::InfiniteFuture();
     return preemption.Notice(r.task().type(), r.task().index(), r.reason(), deadline);
+  });
+  // A worker this coordinator did not start with (the job was scaled up, or TF_CONFIG is older
+  // than the job) joins the pool when it registers; the workers it knows are refused as such.
+  service.set_registration_sink([&context, publish_event](const v1::RegisterTaskRequest& r) {
+    if (r.task().type() != "worker" || r.address().empty()) return;
+    auto added = context.coordinator().AddWorker(r.address(), r.task().index());
+    if (absl::IsAlreadyExists(added.status())) return;
+    if (!added.ok()) {
+      spdlog::warn("worker {} registered from {} but cannot join: {}", r.task().index(),
+                   r.address(), added.status().ToString());
+      return;
+    }
+    publish_event(absl::StrCat("worker ", *added, " at ", r.address(), " joined"));
   });
   std::unique_ptr<grpc::Server> server;
   if (auto own = spec.task_address("chief", 0); own.ok()) {
@@ -171,6 +188,10 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
   }).detach();
 
   const absl::Status outcome = program.run_chief(context);
+  for (const WorkerStats& worker : context.coordinator().Workers()) {
+    spdlog::info("worker {} at {}: {} closure(s) completed, {} put back, {} failure(s)",
+                 worker.index, worker.address, worker.completed, worker.put_back, worker.failures);
+  }
   if (IsPreempted(outcome) && termination.exit_fn) termination.exit_fn();
   // Callers blocked in the service (a KeyValueGet, a Barrier) get a short while, not forever.
   if (server != nullptr) {
@@ -196,8 +217,8 @@ int ChiefExitCode(const absl::Status& outcome, const JobSettings& settings,
     return 0;
   }
   if (IsPreempted(outcome)) {
-    spdlog::warn("{}: {}. Exiting with the restart code {}", program, std::string(outcome.message()),
-                 settings.restart_exit_code);
+    spdlog::warn("{}: {}. Exiting with the restart code {}", program,
+                 std::string(outcome.message()), settings.restart_exit_code);
     return settings.restart_exit_code;
   }
   if (std::optional<int> ps_task = PsTaskOf(outcome); ps_task.has_value()) {

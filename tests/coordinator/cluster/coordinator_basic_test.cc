@@ -16,8 +16,8 @@
 namespace tj {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::FastOptions;
+using ::testing::HasSubstr;
 using testing::LocalCluster;
 using testing::MarkerPath;
 using testing::WaitFor;
@@ -173,7 +173,8 @@ TEST(CoordinatorTest, PerWorkerResourcesAreSubstitutedPerWorker) {
   ASSERT_EQ(described->size(), 2u);
   EXPECT_EQ(described->at(1).string_value(), "counter on worker 1");
   std::vector<RemoteValue> nexts;
-  for (int i = 0; i < 40; ++i) nexts.push_back(*(*coordinator)->Schedule("counter_next", {*counters}));
+  for (int i = 0; i < 40; ++i)
+    nexts.push_back(*(*coordinator)->Schedule("counter_next", {*counters}));
   ASSERT_TRUE((*coordinator)->Join().ok());
   std::map<int64_t, std::vector<int64_t>> per_worker;
   for (auto& v : nexts) {
@@ -194,8 +195,8 @@ TEST(CoordinatorTest, PerWorkerResourcesAreSubstitutedPerWorker) {
 TEST(CoordinatorTest, AWorkerAddedWhileRunningGetsResourcesAndTakesWork) {
   LocalCluster cluster(2, 0);
   ASSERT_TRUE(cluster.StartWorker(0).ok());
-  auto coordinator =
-      ClusterCoordinator::Create(std::vector<std::string>{cluster.worker_address(0)}, FastOptions());
+  auto coordinator = ClusterCoordinator::Create(std::vector<std::string>{cluster.worker_address(0)},
+                                                FastOptions());
   ASSERT_TRUE(coordinator.ok());
   auto counters = (*coordinator)->CreatePerWorkerResource("counter");
   ASSERT_TRUE(counters.ok());
@@ -214,6 +215,30 @@ TEST(CoordinatorTest, AWorkerAddedWhileRunningGetsResourcesAndTakesWork) {
   std::set<int64_t> ran_on;
   for (auto& v : values) ran_on.insert(v.Fetch()->int_value());
   EXPECT_EQ(ran_on, (std::set<int64_t>{0, 1}));
+}
+
+// Workers that join by registering keep the task index their notices name; an index or address
+// already live is refused, and an unindexed add goes past the highest index.
+TEST(CoordinatorTest, AWorkerAddedAsATaskIndexKeepsItAndCollisionsAreRefused) {
+  LocalCluster cluster(3, 0);
+  ASSERT_TRUE(cluster.StartAll().ok());
+  auto coordinator = ClusterCoordinator::Create(std::vector<std::string>{cluster.worker_address(0)},
+                                                FastOptions());
+  ASSERT_TRUE(coordinator.ok());
+  auto added = (*coordinator)->AddWorker(cluster.worker_address(2), 2);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(*added, 2);
+  const absl::Status same_index = (*coordinator)->AddWorker(cluster.worker_address(1), 2).status();
+  EXPECT_TRUE(absl::IsAlreadyExists(same_index)) << same_index;
+  EXPECT_THAT(std::string(same_index.message()), ::testing::HasSubstr(cluster.worker_address(2)));
+  EXPECT_TRUE(
+      absl::IsAlreadyExists((*coordinator)->AddWorker(cluster.worker_address(2), 5).status()));
+  auto next = (*coordinator)->AddWorker(cluster.worker_address(1));
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(*next, 3);
+  // Notices name the task index.
+  EXPECT_TRUE((*coordinator)->PreemptWorker(2, absl::Now() + absl::Seconds(1)).ok());
+  EXPECT_TRUE(absl::IsNotFound((*coordinator)->PreemptWorker(1, absl::Now())));
 }
 
 TEST(CoordinatorTest, ARemovedWorkerIsDrainedAndTakesNoMoreWork) {

@@ -7,6 +7,8 @@
 
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "coordinator/base/channel.h"
 #include "coordinator/coordination/coordination_client.h"
 #include "coordinator/coordination/coordination_service.h"
@@ -120,20 +122,41 @@ TEST_F(CoordinationTest, HeartbeatsOfAnOldIncarnationAreRefused) {
   EXPECT_THAT((*states)[1].error().message(), HasSubstr("never registered"));
 }
 
+TEST_F(CoordinationTest, EachNewIncarnationReachesTheRegistrationSinkWithItsAddress) {
+  std::vector<std::string> seen;
+  absl::Mutex mu;
+  service_.set_registration_sink([&](const v1::RegisterTaskRequest& request) {
+    absl::MutexLock lock(&mu);
+    seen.push_back(absl::StrCat(request.task().type(), ":", request.task().index(), "@",
+                                request.address(), "#", request.incarnation()));
+  });
+  const v1::TaskId worker = MakeTaskId("worker", 3);
+  ASSERT_TRUE(client_->RegisterTask(worker, 7, "10.0.0.3:2222").ok());
+  ASSERT_TRUE(client_->RegisterTask(worker, 7, "10.0.0.3:2222").ok());  // lost heartbeats, same
+  ASSERT_TRUE(client_->RegisterTask(worker, 8, "10.0.0.3:2222").ok());  // restarted
+  ASSERT_TRUE(client_->RegisterTask(MakeTaskId("ps", 0), 1).ok());      // no address told
+  absl::MutexLock lock(&mu);
+  EXPECT_THAT(seen, ::testing::ElementsAre("worker:3@10.0.0.3:2222#7", "worker:3@10.0.0.3:2222#8",
+                                           "ps:0@#1"));
+}
+
 TEST_F(CoordinationTest, AKilledTaskBecomesUnavailable) {
   const std::string tf_config = nlohmann::json{
       {"cluster",
        {{"chief", {address_}}, {"worker", {"127.0.0.1:" + std::to_string(local::PickFreePort())}}}},
-      {"task", {{"type", "worker"}, {"index", 0}}}}.dump();
-  auto worker = local::ChildProcess::StartAndWaitListening(TJ_WORKER_BINARY, {},
-                                                           {{"TF_CONFIG", tf_config}});
+      {"task",
+       {{"type", "worker"},
+        {"index", 0}}}}.dump();
+  auto worker =
+      local::ChildProcess::StartAndWaitListening(TJ_WORKER_BINARY, {}, {{"TF_CONFIG", tf_config}});
   ASSERT_TRUE(worker.ok()) << worker.status();
   const v1::TaskId task = MakeTaskId("worker", 0);
   auto healthy = [&] {
     auto states = client_->TaskStates({task});
     return states.ok() && (*states)[0].healthy();
   };
-  ASSERT_TRUE(testing::WaitFor(healthy, absl::Seconds(20))) << "the worker registers and heartbeats";
+  ASSERT_TRUE(testing::WaitFor(healthy, absl::Seconds(20)))
+      << "the worker registers and heartbeats";
   worker->KillAndWait(SIGKILL);
   ASSERT_TRUE(testing::WaitFor([&] { return !healthy(); }, absl::Seconds(20)));
   auto states = client_->TaskStates({task});
@@ -142,8 +165,8 @@ TEST_F(CoordinationTest, AKilledTaskBecomesUnavailable) {
 
 TEST_F(CoordinationTest, PreemptionNoticesReachTheSink) {
   const absl::Time deadline = absl::FromUnixMillis(absl::ToUnixMillis(absl::Now()) + 30'000);
-  auto response = client_->SendPreemptionNotice(MakeTaskId("ps", 0), "EvictionByEvictionAPI",
-                                                deadline);
+  auto response =
+      client_->SendPreemptionNotice(MakeTaskId("ps", 0), "EvictionByEvictionAPI", deadline);
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_TRUE(response->accepted());
   ASSERT_EQ(notices_.size(), 1u);

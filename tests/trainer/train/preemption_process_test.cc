@@ -94,6 +94,55 @@ TEST_F(PreemptionProcessTest, APsNoticeCheckpointsAndTheRestartedJobLosesNoStep)
   FinishAfterRestart(cluster, step);
 }
 
+// An evicted PS pod gets SIGTERM, maybe before the operator's notice reaches the coordinator: it
+// tells the coordinator itself and keeps serving until the coordinator has checkpointed and exited.
+TEST_F(PreemptionProcessTest, ASigtermedPsServesUntilTheCoordinatorCheckpointedAndExited) {
+  TrainCluster cluster(1, 2);
+  cluster.StartServers();
+  cluster.StartChief(SlowDigits());
+  ASSERT_TRUE(cluster.WaitForStep(40)) << cluster.Log("chief");
+  cluster.Signal("ps-0", SIGTERM);
+  ASSERT_EQ(cluster.WaitForChief(), 42) << cluster.Log("chief");
+  EXPECT_THAT(cluster.Log("chief"), HasSubstr("notice for ps:0 (SIGTERM)"));
+  ASSERT_EQ(cluster.Checkpoints().size(), 1u) << cluster.Log("chief");
+  const int64_t step = *cluster.Progress()->last_checkpoint_step;
+  EXPECT_GE(step, 40);
+  // The PS outlived the coordinator's checkpoint and stops once the coordinator is gone.
+  EXPECT_EQ(cluster.WaitForExit("ps-0", absl::Seconds(30)), 0) << cluster.Log("ps-0");
+  EXPECT_THAT(cluster.Log("ps-0"), HasSubstr("serving until the coordinator"));
+  EXPECT_THAT(cluster.Log("ps-0"), HasSubstr("the coordinator is done"));
+  cluster.StartPs(0);
+  FinishAfterRestart(cluster, step);
+}
+
+// Without a coordinator to wait for, SIGTERM stops a PS at once; so does a second SIGTERM.
+TEST_F(PreemptionProcessTest, APsStopsAtOnceWhenNoCoordinatorAnswersOrOnASecondSignal) {
+  TrainCluster alone(1, 1);
+  alone.StartPs(0);
+  ASSERT_TRUE(WaitFor([&] { return alone.Log("ps-0").find("serving") != std::string::npos; },
+                      absl::Seconds(30)));
+  alone.Signal("ps-0", SIGTERM);
+  EXPECT_EQ(alone.WaitForExit("ps-0", absl::Seconds(15)), 0) << alone.Log("ps-0");
+  EXPECT_THAT(alone.Log("ps-0"), HasSubstr("does not answer"));
+
+  // A coordinator with a grace period trains on after the notice, so the PS would wait long.
+  TrainCluster cluster(1, 2);
+  cluster.env()["TJ_PREEMPTION_GRACE_PERIOD_SECONDS"] = "600";
+  cluster.StartServers();
+  cluster.StartChief(SlowDigits());
+  ASSERT_TRUE(cluster.WaitForStep(40)) << cluster.Log("chief");
+  cluster.Signal("ps-0", SIGTERM);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return cluster.Log("ps-0").find("serving until the coordinator") != std::string::npos;
+      },
+      absl::Seconds(30)))
+      << cluster.Log("ps-0");
+  cluster.Signal("ps-0", SIGTERM);
+  EXPECT_EQ(cluster.WaitForExit("ps-0", absl::Seconds(15)), 0) << cluster.Log("ps-0");
+  EXPECT_THAT(cluster.Log("ps-0"), HasSubstr("SIGTERM again"));
+}
+
 TEST_F(PreemptionProcessTest, AWorkerNoticeNeitherCheckpointsNorStopsTraining) {
   TrainCluster cluster(1, 2);
   const int metrics_port = local::PickFreePort();
@@ -132,8 +181,8 @@ TEST_F(PreemptionProcessTest, SeveralPreemptionsInARow) {
   ASSERT_TRUE(cluster.WaitForStep(30)) << cluster.Log("chief");
   // 1. A PS notice, the PS replaced.
   CoordinationClient coordination(cluster.chief_address());
-  ASSERT_TRUE(coordination.SendPreemptionNotice(MakeTaskId("ps", 0), "spot", absl::InfiniteFuture())
-                  .ok());
+  ASSERT_TRUE(
+      coordination.SendPreemptionNotice(MakeTaskId("ps", 0), "spot", absl::InfiniteFuture()).ok());
   ASSERT_EQ(cluster.WaitForChief(), 42) << cluster.Log("chief");
   cluster.Kill("ps-0");
   cluster.StartPs(0);

@@ -42,6 +42,9 @@ class TrainCluster {
   std::string log_path(const std::string& name) const { return dir_.Join(name + ".log"); }
   // Extra TJ_* variables for every process (checkpoint interval...).
   std::map<std::string, std::string>& env() { return env_; }
+  // How many workers the coordinator's TF_CONFIG lists (default: all): a coordinator started
+  // before the job was scaled up.
+  void set_workers_known_to_chief(int n) { workers_known_to_chief_ = n; }
 
   void StartServers() {
     for (int i = 0; i < num_ps_; ++i) StartPs(i);
@@ -59,6 +62,16 @@ class TrainCluster {
   int SignalAndWait(const std::string& name, int signal) {
     const local::ProcessExit exit = processes_.at(name).KillAndWait(signal);
     return exit.signal != 0 ? 128 + exit.signal : exit.exit_code;
+  }
+  // Sends `signal` to a process without waiting for it.
+  void Signal(const std::string& name, int signal) {
+    ASSERT_EQ(::kill(processes_.at(name).pid(), signal), 0) << name;
+  }
+  // A process's exit code (128 + N for a signal) within `timeout`; nullopt if still running.
+  std::optional<int> WaitForExit(const std::string& name, absl::Duration timeout) {
+    auto exit = processes_.at(name).WaitForExit(timeout);
+    if (!exit.has_value()) return std::nullopt;
+    return exit->signal != 0 ? 128 + exit->signal : exit->exit_code;
   }
   const std::string& chief_address() const { return chief_; }
   // Committed checkpoint directories (with a manifest), oldest first.
@@ -111,7 +124,11 @@ class TrainCluster {
   static std::string Address() { return absl::StrCat("127.0.0.1:", local::PickFreePort()); }
 
   std::string TfConfig(const std::string& type, int index) const {
-    nlohmann::json cluster = {{"chief", {chief_}}, {"ps", ps_}, {"worker", workers_}};
+    std::vector<std::string> workers = workers_;
+    if (type == "chief" && workers_known_to_chief_ >= 0) {
+      workers.resize(static_cast<size_t>(workers_known_to_chief_));
+    }
+    nlohmann::json cluster = {{"chief", {chief_}}, {"ps", ps_}, {"worker", workers}};
     return nlohmann::json{{"cluster", cluster},
                           {"task", {{"type", type}, {"index", index}}},
                           {"environment", "cloud"}}
@@ -141,6 +158,7 @@ class TrainCluster {
   std::string chief_;
   std::vector<std::string> ps_;
   std::vector<std::string> workers_;
+  int workers_known_to_chief_ = -1;
   std::map<std::string, std::string> env_;
   std::map<std::string, local::ChildProcess> processes_;
 };

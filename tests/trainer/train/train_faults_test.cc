@@ -16,6 +16,8 @@ namespace tj::testing {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
 // 20% of the 1,797 digits are held out: 1,438 training examples, 45 batches of 32 per epoch.
@@ -57,7 +59,8 @@ TEST_F(TrainFaultsTest, DigitsConvergesWithTheExactStepCount) {
   EXPECT_EQ(progress->last_checkpoint_step, 20 * kStepsPerEpoch);
   // TensorBoard events next to the checkpoints.
   bool has_events = false;
-  for (const auto& entry : std::filesystem::directory_iterator(cluster.checkpoint_dir() + "/events")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(cluster.checkpoint_dir() + "/events")) {
     has_events |= entry.path().filename().string().starts_with("events.out.tfevents.");
   }
   EXPECT_TRUE(has_events);
@@ -75,6 +78,24 @@ TEST_F(TrainFaultsTest, AKilledWorkerLosesNoStepAndRejoins) {
   ASSERT_EQ(cluster.WaitForChief(), 0) << cluster.Log("chief");
   EXPECT_EQ(cluster.Progress()->step, 6 * kStepsPerEpoch);
   EXPECT_EQ(cluster.Progress()->state, "succeeded");
+}
+
+// `kubectl scale` up: the new worker's TF_CONFIG lists it, the coordinator's (older) does not. It
+// registers with the coordinator, joins the pool and takes closures.
+TEST_F(TrainFaultsTest, AWorkerAddedToARunningJobJoinsThePool) {
+  TrainCluster cluster(1, 2);
+  cluster.set_workers_known_to_chief(1);
+  cluster.StartPs(0);
+  cluster.StartWorker(0);
+  cluster.StartChief(DigitsArgs(10, 10));
+  ASSERT_TRUE(cluster.WaitForStep(20)) << cluster.Log("chief");
+  cluster.StartWorker(1);
+  ASSERT_EQ(cluster.WaitForChief(), 0) << cluster.Log("chief");
+  EXPECT_EQ(cluster.Progress()->step, 10 * kStepsPerEpoch);
+  const std::string joined = "worker 1 at " + cluster.worker_address(1) + " joined";
+  EXPECT_THAT(cluster.Progress()->events, Contains(HasSubstr(joined)));
+  EXPECT_THAT(cluster.Log("chief"), ContainsRegex("worker 1 at " + cluster.worker_address(1) +
+                                                  ": [1-9][0-9]* closure\\(s\\) completed"));
 }
 
 TEST_F(TrainFaultsTest, AKilledParameterServerRestartsTheCoordinatorFromItsCheckpoint) {
