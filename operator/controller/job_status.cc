@@ -85,12 +85,21 @@ v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& pre
   const JobDecision& decision = *update.decision;
   const absl::Time now = update.now;
 
-  // Created is True from the first reconcile on; the phase's own condition follows.
-  bool has_created = false;
-  for (const JobCondition& c : next.conditions) has_created |= c.type == ConditionType::kCreated;
-  if (!has_created) {
+  // Created is True from the first reconcile on (False while the PodGroup is unavailable); the
+  // phase's own condition follows.
+  auto created =
+      std::find_if(next.conditions.begin(), next.conditions.end(),
+                   [](const JobCondition& c) { return c.type == ConditionType::kCreated; });
+  if (!update.pod_group_problem.empty()) {
+    SetJobCondition(next.conditions, ConditionType::kCreated, ConditionStatus::kFalse,
+                    kPodGroupUnavailableReason, update.pod_group_problem, now);
+  } else if (created == next.conditions.end()) {
     SetJobCondition(next.conditions, ConditionType::kCreated, ConditionStatus::kTrue, "Created",
                     "the operator created the job's replicas", now);
+  } else if (created->status != ConditionStatus::kTrue) {
+    // In place: moving it last would make a running job's state read "Created".
+    *created = JobCondition{ConditionType::kCreated, ConditionStatus::kTrue, "Created",
+                            "the operator created the job's replicas", now};
   }
   const ConditionType phase_type = ConditionForPhase(decision.phase);
   if (phase_type != ConditionType::kCreated) {

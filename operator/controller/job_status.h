@@ -15,6 +15,9 @@
 
 namespace tj::op {
 
+// The reason of a False Created condition: the job's PodGroup could not be made.
+inline constexpr char kPodGroupUnavailableReason[] = "PodGroupUnavailable";
+
 // Sets the condition of `type`: unchanged when status, reason and message already match; a
 // changed message alone keeps the transition time; a new status or reason takes `now`. A
 // condition becoming True moves to the end of the list, so the last True condition is the job's
@@ -40,11 +43,16 @@ struct StatusUpdate {
   // As the coordinator last reported them; unset: keep what the status has.
   std::optional<int64_t> step;
   std::optional<int64_t> last_checkpoint_step;
+  // Non-empty: the job's PodGroup could not be made (its API is not installed, say), so no pod
+  // is created; Created turns False with reason PodGroupUnavailable and this message. Empty:
+  // Created is True (again, in place, once the PodGroup exists).
+  std::string pod_group_problem;
 };
 
-// previous + this reconcile. replicaStatuses count active (pending or running), succeeded and
-// failed pods per type, and add the restarts decided now to each type's restarts;
-// coordinatorRestarts grows by the coordinator's restart; restartCount is the decision's.
+// previous + this reconcile. Created is True from the first reconcile on, unless the PodGroup
+// is unavailable (above); the phase's own condition follows. replicaStatuses count active (pending
+// or running), succeeded and failed pods per type, and add the restarts decided now to each type's
+// restarts; coordinatorRestarts grows by the coordinator's restart; restartCount is the decision's.
 v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& previous,
                                           const StatusUpdate& update);
 

@@ -17,6 +17,7 @@
 #include "coordinator/base/job_token.h"
 #include "jobcontrol/restart_decision.h"
 #include "jobcontrol/tf_config.h"
+#include "operator/controller/pod_group.h"
 #include "operator/kube/api_error.h"
 #include "operator/kube/resource.h"
 #include "spdlog/spdlog.h"
@@ -277,6 +278,28 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   if (status.start_time) observation.active_for = now - *status.start_time;
   const JobDecision decision = DecideJobPhase(job, observation);
 
+  // Gang scheduling: the PodGroup before any pod that names it. Without it no pod is created
+  // (the scheduler would leave them Pending for ever); Created says why, and the job is looked at
+  // again later.
+  std::string pod_group_problem;
+  if (absl::Status s =
+          EnsurePodGroup(job_json, job, !decision.to_create.empty() || !decision.restarts.empty(),
+                         &pod_group_problem);
+      !s.ok()) {
+    return {s, std::nullopt};
+  }
+  bool new_pod_group_problem = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string& last = jobs_[key].last_pod_group_problem;
+    new_pod_group_problem = !pod_group_problem.empty() && last != pod_group_problem;
+    last = pod_group_problem;
+  }
+  if (new_pod_group_problem) {
+    spdlog::warn("{}: {}", key, pod_group_problem);
+    events_.Record(job_json, EventType::kWarning, kPodGroupUnavailableReason, pod_group_problem);
+  }
+
   StatusUpdate update;
   update.pods = &pods;
   update.decision = &decision;
@@ -287,6 +310,7 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   update.now = now;
   update.job_name = job.metadata.name;
   update.new_preemptions = new_preemptions;
+  update.pod_group_problem = pod_group_problem;
   if (options_.progress != nullptr) {
     const std::string address = CoordinatorAddress(pods);
     if (!address.empty()) options_.progress->Refresh(key, address, token);
@@ -349,16 +373,22 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
     }
     events_.Record(job_json, EventType::kWarning, "RestartingReplica",
                    absl::StrCat(pod->name, ": ", restart.message));
-    keep(CreatePod(job_json, job, replica));
+    // Without its PodGroup the successor waits for a later reconcile (to_create then).
+    if (pod_group_problem.empty()) keep(CreatePod(job_json, job, replica));
   }
-  keep(ForEachParallel(decision.to_create.size(), [&](size_t i) {
-    return CreatePod(job_json, job, decision.to_create[i]);
-  }));
+  if (pod_group_problem.empty()) {
+    keep(ForEachParallel(decision.to_create.size(), [&](size_t i) {
+      return CreatePod(job_json, job, decision.to_create[i]);
+    }));
+  }
 
   if (!first_error.ok()) return {first_error, std::nullopt};
 
   if (options_.progress != nullptr && decision.phase == JobPhase::kRunning) {
     if (!requeue || options_.progress_interval < *requeue) requeue = options_.progress_interval;
+  }
+  if (!pod_group_problem.empty() && (!requeue || options_.pod_group_retry_interval < *requeue)) {
+    requeue = options_.pod_group_retry_interval;
   }
   const std::optional<int64_t> deadline = job.spec.run_policy.active_deadline_seconds;
   if (deadline && next.start_time && !finished) {
@@ -471,6 +501,93 @@ absl::Status Reconciler::EnsureServices(const json& job_json, const v1alpha1::Tr
     if (!deleted.ok() && !absl::IsNotFound(deleted.status())) return deleted.status();
   }
   return absl::OkStatus();
+}
+
+absl::Status Reconciler::EnsurePodGroup(const json& job_json, const v1alpha1::TrainingJob& job,
+                                        bool pods_to_create, std::string* problem) {
+  const GangScheduler scheduler = options_.pods.gang_scheduler;
+  if (scheduler == GangScheduler::kNone) return absl::OkStatus();
+  const std::string key = JobKey(job);
+  const json desired = BuildPodGroup(job, scheduler);
+  if (!pods_to_create) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(key);
+    if (it != jobs_.end() && it->second.pod_group == desired) return absl::OkStatus();
+  }
+  auto confirmed = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_[key].pod_group = desired;
+  };
+  const std::string ns = NamespaceOf(job);
+  const std::string name = PodGroupName(job);
+  const std::string api = PodGroupApiName(scheduler);
+  const std::string what = absl::StrCat("PodGroup ", ns, "/", name, " (", api, ")");
+  const kube::ResourceRef ref = PodGroupResource(scheduler, ns, name);
+  auto not_permitted = [&](const absl::Status& status) {
+    return absl::StrCat("the operator may not use ", api, " (", std::string(status.message()),
+                        "); its RBAC must grant podgroups get, create and patch in API group ",
+                        ref.group,
+                        " (the Helm chart does with gangScheduler=", GangSchedulerName(scheduler),
+                        "); no pod is created until the PodGroup exists");
+  };
+
+  absl::StatusOr<json> existing = client_.Get(ref);
+  if (existing.ok()) {
+    if (!ControlledBy(*existing, job.metadata.uid.value_or(""))) {
+      *problem =
+          absl::StrCat(what,
+                       " exists and is not controlled by this TrainingJob; delete it "
+                       "or rename the job; no pod is created until the job's PodGroup exists");
+      return absl::OkStatus();
+    }
+    // The fields the job decides, brought back level-based; others (set by the scheduler or a
+    // person) are left alone.
+    const json have = existing->contains("spec") ? (*existing)["spec"] : json::object();
+    json changed = json::object();
+    for (const auto& [field, value] : desired["spec"].items()) {
+      const bool same = have.is_object() && have.contains(field) && have[field] == value;
+      if (!same) changed[field] = value;
+    }
+    if (!changed.empty()) {
+      auto patched = client_.MergePatch(ref, {{"spec", changed}});
+      if (!patched.ok()) return patched.status();
+      events_.Record(job_json, EventType::kNormal, "UpdatedPodGroup",
+                     absl::StrCat("updated ", what, ": ", changed.dump()));
+    }
+    confirmed();
+    return absl::OkStatus();
+  }
+  if (absl::IsPermissionDenied(existing.status())) {
+    *problem = not_permitted(existing.status());
+    return absl::OkStatus();
+  }
+  // NotFound: no such PodGroup, or no such API; creating tells which.
+  if (!absl::IsNotFound(existing.status())) return existing.status();
+  absl::StatusOr<json> created = client_.Create(PodGroupResource(scheduler, ns), desired);
+  if (created.ok()) {
+    confirmed();
+    events_.Record(job_json, EventType::kNormal, "CreatedPodGroup",
+                   absl::StrCat("created ", what, " with minMember ",
+                                desired["spec"]["minMember"].get<int32_t>()));
+    return absl::OkStatus();
+  }
+  // Created by an earlier reconcile whose answer was lost: the next one confirms it.
+  if (absl::IsAlreadyExists(created.status())) return absl::OkStatus();
+  if (absl::IsNotFound(created.status())) {
+    // A POST to a collection is NotFound only when the API server does not serve it (the job's
+    // namespace exists: the job is in it).
+    *problem = absl::StrCat(
+        api, " is not installed: the API server does not serve ", PodGroupApiVersion(scheduler),
+        " podgroups; is --gang-scheduler=", GangSchedulerName(scheduler),
+        " right? Install that scheduler's CRDs, or run the operator with the gang scheduler the "
+        "cluster has (or none); no pod is created until the PodGroup exists");
+    return absl::OkStatus();
+  }
+  if (absl::IsPermissionDenied(created.status())) {
+    *problem = not_permitted(created.status());
+    return absl::OkStatus();
+  }
+  return created.status();
 }
 
 int Reconciler::SendNotices(const json& job_json, const v1alpha1::TrainingJob& job,

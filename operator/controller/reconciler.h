@@ -8,7 +8,9 @@
 //    gone, so a stale cache never counts one exit twice;
 //  - notices already sent (pod UID + signal), so each signal reaches the coordinator once;
 //  - when a PS of each job was last disrupted, so the coordinator's exit that follows is not
-//    counted toward backoffLimit (jobcontrol::CoordinatorExitFollowsPsDisruption).
+//    counted toward backoffLimit (jobcontrol::CoordinatorExitFollowsPsDisruption);
+//  - with a gang scheduler, the PodGroup last confirmed for each job, so an unchanged job with no
+//    pod to create costs no PodGroup request.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +50,9 @@ struct ReconcilerOptions {
   // reconciled every progress_interval to refresh them.
   CoordinatorProgress* progress = nullptr;
   absl::Duration progress_interval = absl::Seconds(30);
+  // With a gang scheduler whose PodGroup cannot be made (its CRD not installed, no permission),
+  // the job is looked at again after this long: nothing watches for the CRD to appear.
+  absl::Duration pod_group_retry_interval = absl::Minutes(1);
 };
 
 // What happened, for metrics (restarts by reason, notices, API errors).
@@ -82,6 +87,8 @@ class Reconciler {
   struct JobMemory {
     absl::Time last_ps_disruption = absl::InfinitePast();
     std::string last_invalid_message;
+    nlohmann::json pod_group;  // BuildPodGroup's object as last created or confirmed
+    std::string last_pod_group_problem;
   };
 
   ReconcileResult ReconcileValid(const nlohmann::json& job_json, v1alpha1::TrainingJob job,
@@ -95,6 +102,13 @@ class Reconciler {
   absl::Status EnsureTokenSecret(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,
                                  std::string* token);
   absl::Status EnsureServices(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job);
+  // With a gang scheduler: the job's PodGroup exists, controlled by the job, with the spec
+  // BuildPodGroup gives (created, or its fields merge-patched back). Asks the API server only
+  // when pods are about to be created or the PodGroup differs from the one last confirmed. A
+  // problem no retry fixes (the PodGroup API is not installed, not permitted, the name taken by
+  // another object) is OK with *problem set; other failures are errors.
+  absl::Status EnsurePodGroup(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,
+                              bool pods_to_create, std::string* problem);
   // The job's own pods (controlled by its UID), observed; pods already restarted are left out.
   absl::StatusOr<std::vector<ObservedPod>> ObservePods(const v1alpha1::TrainingJob& job);
   // Notices for `targets` (default: every pod) to the coordinator found among `pods`. Returns

@@ -10,6 +10,7 @@
 #include "api/v1alpha1/runtime_env.h"
 #include "jobcontrol/replica_env.h"
 #include "jobcontrol/tf_config.h"
+#include "operator/controller/pod_group.h"
 
 namespace tj::op {
 namespace {
@@ -149,7 +150,7 @@ absl::StatusOr<json> BuildReplicaPod(const v1alpha1::TrainingJob& job, ReplicaKe
 
   const auto& scheduling = job.spec.run_policy.scheduling_policy;
   if (options.gang_scheduler != GangScheduler::kNone) {
-    const std::string group = job.metadata.name;
+    const std::string group = PodGroupName(job);  // the PodGroup the reconciler ensures
     if (options.gang_scheduler == GangScheduler::kVolcano) {
       pod_spec["schedulerName"] = "volcano";
       metadata["annotations"]["scheduling.k8s.io/group-name"] = group;

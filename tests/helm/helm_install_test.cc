@@ -154,7 +154,9 @@ TEST_F(HelmInstallTest, InstallCreatesTheOperatorAndUninstallRemovesIt) {
            {"create", "secrets", "ml", true},
            {"create", "events", "ml", true},
            {"list", "nodes", "", true},
+           {"get", "podgroups.scheduling.volcano.sh", "ml", true},
            {"create", "podgroups.scheduling.volcano.sh", "ml", true},
+           {"patch", "podgroups.scheduling.volcano.sh", "ml", true},
            {"update", "leases.coordination.k8s.io", kNamespace, true},
            // ...and nothing more.
            {"create", "trainingjobs.trainingjob.dev", "ml", false},
@@ -164,7 +166,11 @@ TEST_F(HelmInstallTest, InstallCreatesTheOperatorAndUninstallRemovesIt) {
            {"delete", "nodes", "", false},
            {"update", "leases.coordination.k8s.io", "ml", false},
            {"delete", "leases.coordination.k8s.io", kNamespace, false},
+           {"delete", "podgroups.scheduling.volcano.sh", "ml", false},  // the GC's job
+           {"update", "podgroups.scheduling.volcano.sh", "ml", false},
+           {"list", "podgroups.scheduling.volcano.sh", "ml", false},
            {"create", "podgroups.scheduling.x-k8s.io", "ml", false},
+           {"get", "podgroups.scheduling.x-k8s.io", "ml", false},
            {"create", "clusterroles.rbac.authorization.k8s.io", "", false},
        }) {
     EXPECT_EQ(CanI(g.verb, g.resource, g.ns), g.allowed)

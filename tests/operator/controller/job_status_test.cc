@@ -120,5 +120,45 @@ TEST(JobStatusTest, ChangedMessageKeepsTransitionTime) {
   EXPECT_EQ(conditions[0].last_transition_time, kT0);
 }
 
+TEST(JobStatusTest, UnavailablePodGroupTurnsCreatedFalseUntilItExists) {
+  std::vector<ObservedPod> pods;
+  JobDecision created = Decision(JobPhase::kCreated, "Created");
+  StatusUpdate blocked = U(&pods, &created, 1, kT0);
+  blocked.pod_group_problem = "podgroups.scheduling.volcano.sh is not installed";
+  v1alpha1::TrainingJobStatus status = NextJobStatus({}, blocked);
+  ASSERT_EQ(status.conditions.size(), 1u);
+  EXPECT_EQ(status.conditions[0].type, ConditionType::kCreated);
+  EXPECT_EQ(status.conditions[0].status, ConditionStatus::kFalse);
+  EXPECT_EQ(status.conditions[0].reason, kPodGroupUnavailableReason);
+  EXPECT_EQ(status.conditions[0].message, "podgroups.scheduling.volcano.sh is not installed");
+  EXPECT_EQ(State(status), std::nullopt);
+  EXPECT_EQ(NextJobStatus(status, blocked), status) << "the same problem writes nothing new";
+
+  // Installed: Created True.
+  status = NextJobStatus(status, U(&pods, &created, 1, kT0 + absl::Seconds(60)));
+  ASSERT_EQ(status.conditions.size(), 1u);
+  EXPECT_EQ(status.conditions[0].status, ConditionStatus::kTrue);
+  EXPECT_EQ(status.conditions[0].reason, "Created");
+  EXPECT_EQ(status.conditions[0].last_transition_time, kT0 + absl::Seconds(60));
+  EXPECT_EQ(status.state, "Created");
+}
+
+TEST(JobStatusTest, ARunningJobWhosePodGroupCameBackKeepsItsState) {
+  std::vector<ObservedPod> pods = {PodOf(ReplicaType::kCoordinator, 0, ReplicaPhase::kRunning)};
+  JobDecision running = Decision(JobPhase::kRunning, "Running");
+  v1alpha1::TrainingJobStatus status = NextJobStatus({}, U(&pods, &running, 1, kT0));
+  ASSERT_EQ(status.state, "Running");
+  StatusUpdate blocked = U(&pods, &running, 1, kT0 + absl::Seconds(1));
+  blocked.pod_group_problem = "gone";
+  status = NextJobStatus(status, blocked);
+  EXPECT_EQ(status.conditions[0].type, ConditionType::kCreated);
+  EXPECT_EQ(status.conditions[0].status, ConditionStatus::kFalse);
+  EXPECT_EQ(status.state, "Running") << "a False Created does not hide the running state";
+  status = NextJobStatus(status, U(&pods, &running, 1, kT0 + absl::Seconds(2)));
+  EXPECT_EQ(status.conditions[0].type, ConditionType::kCreated) << "Created True again, in place";
+  EXPECT_EQ(status.conditions[0].status, ConditionStatus::kTrue);
+  EXPECT_EQ(status.state, "Running");
+}
+
 }  // namespace
 }  // namespace tj::op
