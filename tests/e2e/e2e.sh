@@ -9,7 +9,7 @@
 #   TJ_E2E_QUICK=1 tests/e2e/e2e.sh       # without the node agent restart (~1 min of waiting for
 #                                         #  the Node to go NotReady), ~1.5 min
 #   TJ_E2E_SCENARIOS="main evict" ...     # only these (names: main bad-input worker coordinator-42
-#                                         #  evict operator agent)
+#                                         #  evict scale operator agent)
 #
 # Environment: TJ_BUILD_DIR (default <repo>/build; needs bin/tj-operator, bin/tj-train),
 # TJ_KUBE_KEEP_WORKDIR=1 keeps the workdir. Exit 0 = every check passed; prints "*** SKIPPING ..."
@@ -39,7 +39,7 @@ for tool in kubectl curl promtool; do
   command -v "$tool" >/dev/null || { echo "e2e.sh: $tool not found on PATH" >&2; exit 2; }
 done
 
-default_scenarios="main bad-input worker coordinator-42 evict operator"
+default_scenarios="main bad-input worker coordinator-42 evict scale operator"
 [[ "${TJ_E2E_QUICK:-0}" == 1 ]] || default_scenarios+=" agent"
 scenarios="${TJ_E2E_SCENARIOS:-$default_scenarios}"
 
@@ -172,6 +172,7 @@ state_is() { [[ "$(job_state "$1")" == "$2" ]]; }
 job_pods() { kc get pods -l "trainingjob.dev/job-name=$1" -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.phase}{" "}{.metadata.uid}{"\n"}{end}'; }
 # The coordinator's log, every run of every incarnation of its pod.
 coord_log() { cat "$wd"/root/pods/default_"$1"-coordinator-0_*/logs/trainer/*.log 2>/dev/null; }
+ps_log() { cat "$wd"/root/pods/default_"$1"-ps-0_*/logs/trainer/*.log 2>/dev/null; }
 coord_trained() { # <job> <step>: the coordinator logged a step >= <step>
   coord_log "$1" | grep -oE 'step[ =:]+[0-9]+' | grep -oE '[0-9]+$' | awk -v s="$2" '$1>=s{f=1} END{exit !f}'
 }
@@ -383,9 +384,38 @@ scenario_evict() {
   expect_eq "pod condition that reached the coordinator" \
     "$(coord_log "$job" | grep -oE 'notice for ps:0 \(DisruptionTarget/EvictionByEvictionAPI\)' | head -1)" \
     "notice for ps:0 (DisruptionTarget/EvictionByEvictionAPI)"
-  grep -q "restored checkpoint .*training resumes at step [1-9]" <<<"$(coord_log "$job")" ||
-    fail "the restarted coordinator of $job did not resume from a checkpoint"
-  log "ok: $(coord_log "$job" | grep -oE 'restored checkpoint .*' | head -1)"
+  # The PS outlived the notice: the coordinator checkpointed and exited with the restart code (not
+  # "lost parameter server"), and its successor resumed from exactly that checkpoint.
+  local log_text saved restored
+  log_text="$(coord_log "$job")"
+  grep -q "lost parameter server" <<<"$log_text" && fail "the coordinator of $job lost its PS before checkpointing"
+  grep -q "preempted.*Exiting with the restart code 42" <<<"$log_text" ||
+    fail "the coordinator of $job did not exit with 42 after a preemption checkpoint"
+  saved="$(sed -n '/notice for ps:0/,/Exiting with the restart code/p' <<<"$log_text" | grep -oE 'saved: step [0-9]+' | tail -1 | grep -oE '[0-9]+$')"
+  [[ -n "$saved" ]] || fail "no checkpoint saved between the PS notice and the exit of $job's coordinator"
+  restored="$(grep -oE 'restored checkpoint .*training resumes at step [0-9]+' <<<"$log_text" | head -1 | grep -oE '[0-9]+$')"
+  expect_eq "$job resumed at the notice checkpoint" "$restored" "$saved"
+  grep -q "serving until the coordinator" <<<"$(ps_log "$job")" ||
+    fail "the evicted PS of $job did not serve on until the coordinator was done"
+  expect_eq "$job steps" "$(coord_log "$job" | grep -oE 'final: [0-9]+ steps' | tail -1)" "final: 900 steps"
+  delete_job "$job"
+}
+
+# kubectl scale up mid-job: the operator creates the worker, which registers with the running
+# coordinator and takes closures (the coordinator's TF_CONFIG predates it).
+scenario_scale() {
+  local job=digits-scale
+  variant "$job" 20 | kc apply -f - >/dev/null
+  wait_for 90 "$job training (step >= 90)" coord_trained "$job" 90
+  kc scale tj "$job" --replicas=3 >/dev/null
+  log "scaled $job to 3 workers"
+  joined() { coord_log "$job" | grep -q "worker 2 at $job-worker-2[.:].* added"; }
+  wait_for 60 "worker 2 joined the running coordinator of $job" joined
+  wait_succeeded "$job" 180
+  check_accuracy "$job"
+  local took
+  took="$(coord_log "$job" | grep -oE "worker 2 at $job-worker-2[^ ]*: [0-9]+ closure" | tail -1 | grep -oE '[0-9]+ closure' | grep -oE '[0-9]+')"
+  expect_ge "$job closures run by the added worker" "${took:-0}" 1
   expect_eq "$job steps" "$(coord_log "$job" | grep -oE 'final: [0-9]+ steps' | tail -1)" "final: 900 steps"
   delete_job "$job"
 }
@@ -447,6 +477,7 @@ for s in $scenarios; do
     worker) scenario_worker ;;
     coordinator-42) scenario_coordinator_42 ;;
     evict) scenario_evict ;;
+    scale) scenario_scale ;;
     operator) scenario_operator ;;
     agent) scenario_agent ;;
     *) fail "unknown scenario '$s' (TJ_E2E_SCENARIOS)" ;;
