@@ -120,6 +120,18 @@ absl::Status ForEachParallel(size_t n, const std::function<absl::Status(size_t)>
   return first;
 }
 
+// One Event for the objects of a kind created by one reconcile ("created 5 pods: a, b, ..."): a
+// 500-job burst otherwise posts an Event per object, as many writes as the objects themselves.
+void RecordCreated(EventSink& events, const json& job_json, const std::string& reason,
+                   const std::string& kind, std::vector<std::string> names) {
+  if (names.empty()) return;
+  std::sort(names.begin(), names.end());
+  const std::string message = names.size() == 1 ? absl::StrCat("created ", kind, " ", names.front())
+                                                : absl::StrCat("created ", names.size(), " ", kind,
+                                                               "s: ", absl::StrJoin(names, ", "));
+  events.Record(job_json, EventType::kNormal, reason, message);
+}
+
 }  // namespace
 
 Reconciler::Reconciler(ClusterView& view, kube::KubeClient& client, PreemptionNotifier& notifier,
@@ -138,7 +150,8 @@ ReconcileCounters Reconciler::counters() const {
 void Reconciler::PodDeleted(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mu_);
   restarted_pods_.erase(uid);
-  for (auto it = notified_.lower_bound(uid + "|"); it != notified_.end() && it->starts_with(uid + "|");) {
+  for (auto it = notified_.lower_bound(uid + "|");
+       it != notified_.end() && it->starts_with(uid + "|");) {
     it = notified_.erase(it);
   }
 }
@@ -158,7 +171,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   v1alpha1::CheckedTrainingJob checked = v1alpha1::CheckTrainingJobJson(*job_json);
   if (!checked.ok()) {
     std::vector<std::string> problems;
-    for (const v1alpha1::FieldError& error : checked.errors) problems.push_back(error.field.empty() ? error.message : absl::StrCat(error.field, ": ", error.message));
+    for (const v1alpha1::FieldError& error : checked.errors)
+      problems.push_back(error.field.empty() ? error.message
+                                             : absl::StrCat(error.field, ": ", error.message));
     return ReconcileInvalid(*job_json, key, absl::StrJoin(problems, "; "), now);
   }
   return ReconcileValid(*job_json, std::move(*checked.job), now);
@@ -204,14 +219,14 @@ ReconcileResult Reconciler::ReconcileInvalid(const json& job_json, const std::st
   // fixed; the Warning event says why.
   if (first_report) {
     events_.Record(job_json, EventType::kWarning, "InvalidSpec",
-                   absl::StrCat(full, "; the running pods are kept, nothing else is done until "
-                                      "the spec is fixed"));
+                   absl::StrCat(full,
+                                "; the running pods are kept, nothing else is done until "
+                                "the spec is fixed"));
   }
   return {};
 }
 
-absl::StatusOr<std::vector<ObservedPod>> Reconciler::ObservePods(
-    const v1alpha1::TrainingJob& job) {
+absl::StatusOr<std::vector<ObservedPod>> Reconciler::ObservePods(const v1alpha1::TrainingJob& job) {
   auto objects = view_.PodsOf(NamespaceOf(job), job.metadata.name);
   if (!objects.ok()) return objects.status();
   std::vector<ObservedPod> pods;
@@ -243,9 +258,30 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
 
   if (JobFinished(status)) return ReconcileFinished(job_json, job, pods, now);
 
-  std::string token;
-  if (absl::Status s = EnsureTokenSecret(job_json, job, &token); !s.ok()) return {s, std::nullopt};
-  if (absl::Status s = EnsureServices(job_json, job); !s.ok()) return {s, std::nullopt};
+  // The Secret and the Services do not depend on the decision: they are written while it is made
+  // and the status is written, and waited for before any pod is created (a first reconcile
+  // otherwise took four rounds of writes: Secret, Services, status, Pods).
+  absl::StatusOr<std::optional<std::string>> cached_token = CachedToken(job);
+  if (!cached_token.ok()) return {cached_token.status(), std::nullopt};
+  std::string token = cached_token->value_or("");
+  std::future<absl::Status> secret_written;
+  if (!cached_token->has_value()) {
+    secret_written =
+        std::async(std::launch::async, [&] { return CreateTokenSecret(job_json, job, &token); });
+  }
+  std::future<absl::Status> services_written =
+      std::async(std::launch::async, [&] { return EnsureServices(job_json, job); });
+  // Both are joined before returning, on every path (the futures' destructors wait).
+  auto join_writes = [&]() -> absl::Status {
+    absl::Status first;
+    if (secret_written.valid()) first = secret_written.get();
+    absl::Status services = services_written.valid() ? services_written.get() : absl::OkStatus();
+    return first.ok() ? services : first;
+  };
+  // Notices carry the token: with pods but no Secret in the cache (deleted?), wait for the new one.
+  if (!pods.empty() && secret_written.valid()) {
+    if (absl::Status s = secret_written.get(); !s.ok()) return {s, std::nullopt};
+  }
   const int new_preemptions = SendNotices(job_json, job, pods, token, now);
   std::optional<absl::Duration> requeue = ReplaceStuckPods(job_json, pods, now);
 
@@ -270,7 +306,8 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
     if (pod.key.type == ReplicaType::kCoordinator && pod.phase == ReplicaPhase::kTerminated &&
         last_ps_disruption != absl::InfinitePast()) {
       const absl::Duration since = std::max(now - last_ps_disruption, absl::ZeroDuration());
-      if (CoordinatorExitFollowsPsDisruption(pod.termination, since)) r.termination.disrupted = true;
+      if (CoordinatorExitFollowsPsDisruption(pod.termination, since))
+        r.termination.disrupted = true;
     }
     observation.replicas.push_back(r);
   }
@@ -323,8 +360,13 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   // The status first: if it cannot be written (a stale cache: Conflict) nothing below happens, and
   // the next reconcile decides again from fresh data; a restart is counted before it is done.
   if (!(next == status)) {
-    if (absl::Status s = WriteStatus(job_json, next); !s.ok()) return {s, std::nullopt};
+    if (absl::Status s = WriteStatus(job_json, next); !s.ok()) {
+      join_writes().IgnoreError();  // their own errors come back with the next reconcile
+      return {s, std::nullopt};
+    }
   }
+  // Pods find each other by Service name and mount the Secret: both exist before any pod.
+  if (absl::Status s = join_writes(); !s.ok()) return {s, std::nullopt};
   if (CurrentState(next) != CurrentState(status)) {
     const bool bad = decision.phase == JobPhase::kFailed || decision.phase == JobPhase::kRestarting;
     events_.Record(job_json, bad ? EventType::kWarning : EventType::kNormal,
@@ -347,10 +389,9 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
       const std::vector<ObservedPod> targets = {notice_pod};
       SendNotices(job_json, job, pods, token, now, &targets);
     }
-    keep(DeletePod(job_json, job, *pod,
-                   finished ? absl::StrCat("the job ended (", decision.reason, ")")
-                            : decision.message,
-                   -1));
+    keep(DeletePod(
+        job_json, job, *pod,
+        finished ? absl::StrCat("the job ended (", decision.reason, ")") : decision.message, -1));
   }
   for (const auto& [replica, restart] : decision.restarts) {
     const ObservedPod* pod = FindPod(pods, replica);
@@ -366,21 +407,17 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
       ++counters_.restarts_by_reason[restart.reason];
     }
     if (options_.metrics != nullptr) {
-      options_.metrics->AddCounter("tj_operator_restarts_total",
-                                   "Replica restarts carried out, by reason", 1,
-                                   {{"reason", restart.reason},
-                                    {"replica_type", std::string(v1alpha1::ReplicaTypeName(replica.type))}});
+      options_.metrics->AddCounter(
+          "tj_operator_restarts_total", "Replica restarts carried out, by reason", 1,
+          {{"reason", restart.reason},
+           {"replica_type", std::string(v1alpha1::ReplicaTypeName(replica.type))}});
     }
     events_.Record(job_json, EventType::kWarning, "RestartingReplica",
                    absl::StrCat(pod->name, ": ", restart.message));
     // Without its PodGroup the successor waits for a later reconcile (to_create then).
-    if (pod_group_problem.empty()) keep(CreatePod(job_json, job, replica));
+    if (pod_group_problem.empty()) keep(CreatePods(job_json, job, {replica}));
   }
-  if (pod_group_problem.empty()) {
-    keep(ForEachParallel(decision.to_create.size(), [&](size_t i) {
-      return CreatePod(job_json, job, decision.to_create[i]);
-    }));
-  }
+  if (pod_group_problem.empty()) keep(CreatePods(job_json, job, decision.to_create));
 
   if (!first_error.ok()) return {first_error, std::nullopt};
 
@@ -432,25 +469,29 @@ ReconcileResult Reconciler::ReconcileFinished(const json& job_json,
   return {};
 }
 
-absl::Status Reconciler::EnsureTokenSecret(const json& job_json, const v1alpha1::TrainingJob& job,
-                                           std::string* token) {
+absl::StatusOr<std::optional<std::string>> Reconciler::CachedToken(
+    const v1alpha1::TrainingJob& job) {
   const std::string name = v1alpha1::JobTokenSecretName(job.metadata.name);
   ObjectPtr secret = view_.Secret(NamespaceOf(job), name);
-  if (secret != nullptr) {
-    if (!ControlledBy(*secret, job.metadata.uid.value_or(""))) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "secret \"", name, "\" in namespace \"", NamespaceOf(job),
-          "\" exists and is not owned by this TrainingJob; rename the job or delete the secret"));
-    }
-    const json& data = (*secret).contains("data") ? (*secret)["data"] : json();
-    std::string decoded;
-    if (data.is_object() && data.contains(v1alpha1::kJobTokenSecretKey) &&
-        data[v1alpha1::kJobTokenSecretKey].is_string() &&
-        absl::Base64Unescape(data[v1alpha1::kJobTokenSecretKey].get<std::string>(), &decoded)) {
-      *token = decoded;
-    }
-    return absl::OkStatus();
+  if (secret == nullptr) return std::nullopt;
+  if (!ControlledBy(*secret, job.metadata.uid.value_or(""))) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "secret \"", name, "\" in namespace \"", NamespaceOf(job),
+        "\" exists and is not owned by this TrainingJob; rename the job or delete the secret"));
   }
+  const json& data = (*secret).contains("data") ? (*secret)["data"] : json();
+  std::string decoded;
+  if (data.is_object() && data.contains(v1alpha1::kJobTokenSecretKey) &&
+      data[v1alpha1::kJobTokenSecretKey].is_string() &&
+      absl::Base64Unescape(data[v1alpha1::kJobTokenSecretKey].get<std::string>(), &decoded)) {
+    return decoded;
+  }
+  return std::string();
+}
+
+absl::Status Reconciler::CreateTokenSecret(const json& job_json, const v1alpha1::TrainingJob& job,
+                                           std::string* token) {
+  const std::string name = v1alpha1::JobTokenSecretName(job.metadata.name);
   absl::StatusOr<std::string> fresh = GenerateJobToken();
   if (!fresh.ok()) return fresh.status();
   auto ref = kube::Resource("secrets", NamespaceOf(job));
@@ -472,7 +513,8 @@ absl::Status Reconciler::EnsureServices(const json& job_json, const v1alpha1::Tr
   if (!services.ok()) return services.status();
   std::set<std::string> existing;
   for (const ObjectPtr& service : *services) {
-    if (ControlledBy(*service, job.metadata.uid.value_or(""))) existing.insert(ObjectName(*service));
+    if (ControlledBy(*service, job.metadata.uid.value_or("")))
+      existing.insert(ObjectName(*service));
   }
   auto ref = kube::Resource("services", NamespaceOf(job));
   if (!ref.ok()) return ref.status();
@@ -482,15 +524,18 @@ absl::Status Reconciler::EnsureServices(const json& job_json, const v1alpha1::Tr
     desired.insert(replica.name);
     if (!existing.contains(replica.name)) missing.push_back(replica);
   }
+  std::mutex created_mu;
+  std::vector<std::string> created_names;
   absl::Status created_all = ForEachParallel(missing.size(), [&](size_t i) -> absl::Status {
     auto created = client_.Create(*ref, BuildReplicaService(job, missing[i].key));
     if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
     if (created.ok()) {
-      events_.Record(job_json, EventType::kNormal, "CreatedService",
-                     absl::StrCat("created service ", missing[i].name));
+      std::lock_guard<std::mutex> lock(created_mu);
+      created_names.push_back(missing[i].name);
     }
     return absl::OkStatus();
   });
+  RecordCreated(events_, job_json, "CreatedServices", "service", created_names);
   if (!created_all.ok()) return created_all;
   // Services of replicas the job no longer has (workers scaled down).
   for (const std::string& name : existing) {
@@ -623,8 +668,7 @@ int Reconciler::SendNotices(const json& job_json, const v1alpha1::TrainingJob& j
     notice.task_type = std::string(TfTaskType(pod.key.type));
     notice.task_index = pod.key.index;
     notice.reason = signal;
-    notice.deadline =
-        pod.deletion_deadline.value_or(now + GracePeriodOf(job, pod.key.type));
+    notice.deadline = pod.deletion_deadline.value_or(now + GracePeriodOf(job, pod.key.type));
     notifier_.Send(notice);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -677,8 +721,8 @@ absl::Status Reconciler::WriteStatus(const json& job_json,
   json object = job_json;
   object["status"] = v1alpha1::TrainingJobStatusToJson(status);
   const json& meta = job_json["metadata"];
-  auto ref = kube::Resource("trainingjobs", meta.value("namespace", "default"),
-                            meta.value("name", ""));
+  auto ref =
+      kube::Resource("trainingjobs", meta.value("namespace", "default"), meta.value("name", ""));
   if (!ref.ok()) return ref.status();
   auto updated = client_.UpdateStatus(*ref, object);
   return updated.ok() ? absl::OkStatus() : updated.status();
@@ -703,8 +747,25 @@ absl::Status Reconciler::DeletePod(const json& job_json, const v1alpha1::Trainin
   return absl::OkStatus();
 }
 
-absl::Status Reconciler::CreatePod(const json& job_json, const v1alpha1::TrainingJob& job,
-                                   ReplicaKey key) {
+absl::Status Reconciler::CreatePods(const json& job_json, const v1alpha1::TrainingJob& job,
+                                    const std::vector<ReplicaKey>& keys) {
+  std::mutex created_mu;
+  std::vector<std::string> created_names;
+  absl::Status status = ForEachParallel(keys.size(), [&](size_t i) -> absl::Status {
+    absl::StatusOr<std::string> created = CreatePod(job, keys[i]);
+    if (!created.ok()) return created.status();
+    if (!created->empty()) {
+      std::lock_guard<std::mutex> lock(created_mu);
+      created_names.push_back(*created);
+    }
+    return absl::OkStatus();
+  });
+  RecordCreated(events_, job_json, "CreatedPods", "pod", created_names);
+  return status;
+}
+
+absl::StatusOr<std::string> Reconciler::CreatePod(const v1alpha1::TrainingJob& job,
+                                                  ReplicaKey key) {
   absl::StatusOr<json> pod = BuildReplicaPod(job, key, options_.pods);
   if (!pod.ok()) return pod.status();
   auto ref = kube::Resource("pods", NamespaceOf(job));
@@ -712,15 +773,13 @@ absl::Status Reconciler::CreatePod(const json& job_json, const v1alpha1::Trainin
   auto created = client_.Create(*ref, *pod);
   // The old pod of a restarted replica may still be there for a moment; its deletion event brings
   // the job back here.
-  if (absl::IsAlreadyExists(created.status())) return absl::OkStatus();
+  if (absl::IsAlreadyExists(created.status())) return std::string();
   if (!created.ok()) return created.status();
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++counters_.pods_created;
   }
-  events_.Record(job_json, EventType::kNormal, "CreatedPod",
-                 absl::StrCat("created pod ", ObjectName(*pod)));
-  return absl::OkStatus();
+  return ObjectName(*pod);
 }
 
 }  // namespace tj::op

@@ -28,8 +28,8 @@
 #include "jobcontrol/job_phase.h"
 #include "operator/controller/cluster_view.h"
 #include "operator/controller/coordinator_progress.h"
-#include "operator/controller/job_status.h"
 #include "operator/controller/event_sink.h"
+#include "operator/controller/job_status.h"
 #include "operator/controller/observed_pod.h"
 #include "operator/controller/preemption_notifier.h"
 #include "operator/controller/replica_objects.h"
@@ -99,7 +99,11 @@ class Reconciler {
                                     const v1alpha1::TrainingJob& job,
                                     const std::vector<ObservedPod>& pods, absl::Time now);
 
-  absl::Status EnsureTokenSecret(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,
+  // The job's token from its Secret in the cache: nullopt when there is none yet;
+  // FailedPrecondition when a Secret of that name is not the job's.
+  absl::StatusOr<std::optional<std::string>> CachedToken(const v1alpha1::TrainingJob& job);
+  // Creates the Secret with a fresh token (*token set), or finds it created meanwhile.
+  absl::Status CreateTokenSecret(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,
                                  std::string* token);
   absl::Status EnsureServices(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job);
   // With a gang scheduler: the job's PodGroup exists, controlled by the job, with the spec
@@ -125,8 +129,11 @@ class Reconciler {
                            const v1alpha1::TrainingJobStatus& status);
   absl::Status DeletePod(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,
                          const ObservedPod& pod, const std::string& why, int64_t grace_seconds);
-  absl::Status CreatePod(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,
-                         ReplicaKey key);
+  // Creates the replicas' pods in parallel, with one Event naming those created.
+  absl::Status CreatePods(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,
+                          const std::vector<ReplicaKey>& keys);
+  // The pod's name when created, "" when it already existed.
+  absl::StatusOr<std::string> CreatePod(const v1alpha1::TrainingJob& job, ReplicaKey key);
 
   ClusterView& view_;
   kube::KubeClient& client_;
@@ -135,9 +142,9 @@ class Reconciler {
   ReconcilerOptions options_;
 
   mutable std::mutex mu_;
-  std::set<std::string> restarted_pods_;         // UIDs
-  std::set<std::string> notified_;               // UID + "|" + signal
-  std::map<std::string, JobMemory> jobs_;        // by "namespace/name"
+  std::set<std::string> restarted_pods_;   // UIDs
+  std::set<std::string> notified_;         // UID + "|" + signal
+  std::map<std::string, JobMemory> jobs_;  // by "namespace/name"
   ReconcileCounters counters_;
 };
 

@@ -30,6 +30,7 @@ Informer::Informer(std::shared_ptr<KubeClient> client, InformerOptions options,
                    InformerHandlers handlers)
     : options_(std::move(options)),
       handlers_(std::move(handlers)),
+      cache_(options_.indexers),
       reflector_(std::move(client), ToReflectorOptions(options_), this) {}
 
 Informer::~Informer() { Stop(); }

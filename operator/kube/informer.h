@@ -53,6 +53,8 @@ struct InformerOptions {
   // TransformFunc), e.g. to drop metadata.managedFields, which no controller reads and which is
   // often most of a small object's bytes.
   std::function<void(nlohmann::json& object)> transform;
+  // Indexes of the cache (ObjectCache::ByIndex), e.g. pods by the job they belong to.
+  Indexers indexers;
 };
 
 using InformerStats = ReflectorStats;

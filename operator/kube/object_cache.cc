@@ -75,6 +75,39 @@ std::vector<ObjectPtr> ObjectCache::ListByLabels(
   return out;
 }
 
+std::vector<ObjectPtr> ObjectCache::ByIndex(const std::string& index,
+                                            const std::string& value) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ObjectPtr> out;
+  auto by_value = index_.find(index);
+  if (by_value == index_.end()) return out;
+  auto keys = by_value->second.find(value);
+  if (keys == by_value->second.end()) return out;
+  out.reserve(keys->second.size());
+  for (const std::string& key : keys->second) {
+    auto it = objects_.find(key);
+    if (it != objects_.end()) out.push_back(it->second);
+  }
+  return out;
+}
+
+void ObjectCache::Reindex(const std::string& key, const ObjectPtr& old, const ObjectPtr& object) {
+  for (const auto& [name, fn] : indexers_) {
+    auto& by_value = index_[name];
+    if (old != nullptr) {
+      for (const std::string& value : fn(*old)) {
+        auto it = by_value.find(value);
+        if (it == by_value.end()) continue;
+        it->second.erase(key);
+        if (it->second.empty()) by_value.erase(it);
+      }
+    }
+    if (object != nullptr) {
+      for (const std::string& value : fn(*object)) by_value[value].insert(key);
+    }
+  }
+}
+
 std::size_t ObjectCache::Size() const {
   std::lock_guard<std::mutex> lock(mu_);
   return objects_.size();
@@ -85,6 +118,7 @@ ObjectPtr ObjectCache::Upsert(ObjectPtr object) {
   std::lock_guard<std::mutex> lock(mu_);
   ObjectPtr& slot = objects_[key];
   std::swap(slot, object);
+  if (!indexers_.empty()) Reindex(key, object, slot);
   return object;
 }
 
@@ -94,6 +128,7 @@ ObjectPtr ObjectCache::Erase(const std::string& key) {
   if (it == objects_.end()) return nullptr;
   ObjectPtr old = std::move(it->second);
   objects_.erase(it);
+  if (!indexers_.empty()) Reindex(key, old, nullptr);
   return old;
 }
 
@@ -101,6 +136,10 @@ std::unordered_map<std::string, ObjectPtr> ObjectCache::Replace(
     std::unordered_map<std::string, ObjectPtr> all) {
   std::lock_guard<std::mutex> lock(mu_);
   std::swap(objects_, all);
+  if (!indexers_.empty()) {
+    index_.clear();
+    for (const auto& [key, object] : objects_) Reindex(key, nullptr, object);
+  }
   return all;
 }
 

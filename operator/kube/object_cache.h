@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,13 +26,25 @@ std::string ObjectKey(const nlohmann::json& object);
 // metadata.resourceVersion, or "" when absent.
 std::string ObjectResourceVersion(const nlohmann::json& object);
 
+// The values an object is filed under in one index (client-go's IndexFunc), e.g. its job's
+// "namespace/name" from a label. No values: not in that index.
+using IndexFunc = std::function<std::vector<std::string>(const nlohmann::json& object)>;
+using Indexers = std::map<std::string, IndexFunc>;
+
 class ObjectCache {
  public:
+  // Indexes are kept up to date by every write, so a lookup costs what it returns, not a scan of
+  // every object (a controller's per-job queries over thousands of pods).
+  explicit ObjectCache(Indexers indexers = {}) : indexers_(std::move(indexers)) {}
+
   ObjectPtr Get(const std::string& key) const;  // null when absent
   std::vector<ObjectPtr> List() const;
   // Objects in `namespace_name` ("" = all) whose metadata.labels contain every pair in `labels`.
+  // A scan of every object: prefer an index.
   std::vector<ObjectPtr> ListByLabels(const std::string& namespace_name,
                                       const std::map<std::string, std::string>& labels) const;
+  // Objects filed under `value` in the index `index` (none for an unknown index), in key order.
+  std::vector<ObjectPtr> ByIndex(const std::string& index, const std::string& value) const;
   std::size_t Size() const;
 
   // Writers: the informer, or a test that fills a cache by hand (a controller test without an
@@ -42,8 +56,14 @@ class ObjectCache {
       std::unordered_map<std::string, ObjectPtr> all);
 
  private:
+  // Files `object` under `key` in every index (and takes `old`, the previous object, out).
+  void Reindex(const std::string& key, const ObjectPtr& old, const ObjectPtr& object);
+
+  const Indexers indexers_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, ObjectPtr> objects_;
+  // index name -> value -> keys
+  std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> index_;
 };
 
 }  // namespace tj::kube

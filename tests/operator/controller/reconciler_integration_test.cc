@@ -301,7 +301,11 @@ TEST_F(ReconcilerIntegrationTest, CreatesOwnedPodsServicesAndSecretOnceAndOnlyOn
   Reconcile();
   EXPECT_EQ(Pods().size(), 4u);
   EXPECT_EQ(Job()["metadata"]["resourceVersion"], version) << "nothing to write, nothing written";
-  EXPECT_TRUE(events_.Has("CreatedPod: created pod digits-worker-1"));
+  // One Event per kind of object created, naming them all.
+  EXPECT_TRUE(events_.Has(
+      "CreatedPods: created 4 pods: digits-coordinator-0, digits-ps-0, digits-worker-0, "
+      "digits-worker-1"));
+  EXPECT_TRUE(events_.Has("CreatedServices: created 4 services: digits-coordinator-0, "));
   EXPECT_TRUE(events_.Has("CreatedSecret"));
 }
 

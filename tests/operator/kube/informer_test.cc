@@ -415,6 +415,43 @@ TEST(ObjectCacheTest, KeysAndLabelQueries) {
   EXPECT_EQ(cache.List().size(), 3u);
 }
 
+// An index follows every write: relabelled objects move, erased ones leave, a relist rebuilds it.
+TEST(ObjectCacheTest, IndexesFollowUpsertEraseAndReplace) {
+  auto by_job = [](const json& object) -> std::vector<std::string> {
+    const json& labels = object["metadata"].value("labels", json::object());
+    if (!labels.contains("job")) return {};
+    return {object["metadata"].value("namespace", "") + "/" + labels["job"].get<std::string>()};
+  };
+  ObjectCache cache({{"job", by_job}});
+  auto labelled = [](const std::string& ns, const std::string& name, json labels) {
+    return std::make_shared<const json>(
+        json{{"metadata", {{"namespace", ns}, {"name", name}, {"labels", labels}}}});
+  };
+  auto names = [&](const std::string& value) {
+    std::vector<std::string> out;
+    for (const ObjectPtr& o : cache.ByIndex("job", value)) out.push_back(ObjectKey(*o));
+    return out;
+  };
+  cache.Upsert(labelled("a", "p1", {{"job", "j1"}}));
+  cache.Upsert(labelled("a", "p2", {{"job", "j1"}}));
+  cache.Upsert(labelled("b", "p3", {{"job", "j1"}}));
+  cache.Upsert(labelled("a", "bare", json::object()));
+  EXPECT_EQ(names("a/j1"), (std::vector<std::string>{"a/p1", "a/p2"}));
+  EXPECT_EQ(names("b/j1"), (std::vector<std::string>{"b/p3"}));
+  EXPECT_TRUE(cache.ByIndex("nope", "a/j1").empty());
+  cache.Upsert(labelled("a", "p1", {{"job", "j2"}}));  // relabelled
+  EXPECT_EQ(names("a/j1"), (std::vector<std::string>{"a/p2"}));
+  EXPECT_EQ(names("a/j2"), (std::vector<std::string>{"a/p1"}));
+  cache.Erase("a/p2");
+  EXPECT_TRUE(names("a/j1").empty());
+  std::unordered_map<std::string, ObjectPtr> relisted = {
+      {"a/p9", labelled("a", "p9", {{"job", "j1"}})}};
+  cache.Replace(relisted);
+  EXPECT_EQ(names("a/j1"), (std::vector<std::string>{"a/p9"}));
+  EXPECT_TRUE(names("a/j2").empty());
+  EXPECT_TRUE(names("b/j1").empty());
+}
+
 TEST(BackoffTest, DoublesToTheCapAndResets) {
   Backoff backoff({absl::Milliseconds(800), absl::Seconds(30), 2.0, 0.0});
   std::vector<absl::Duration> delays;
