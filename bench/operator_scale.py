@@ -125,11 +125,11 @@ KUBEFLOW_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
 KUBEFLOW_NAMESPACE = "tj-bench-kubeflow-system"  # MY_POD_NAMESPACE: where its cert Secret lives
 KUBEFLOW_SECRET = "training-operator-webhook-cert"
 # The configurations the peer can run with. "matched": as many reconcile workers as ours
-# (--workers=4), no client-side request throttle (ours has none) and info-level logs (ours logs
+# (--workers), no client-side request throttle (ours has none) and info-level logs (ours logs
 # at info). "defaults": upstream's flags as its manifests deploy it (1 worker, client 20 QPS /
 # burst 30, development logger at debug level).
 KUBEFLOW_CONFIGS = {
-    "matched": ["--controller-threads=4", "--kube-api-qps=100000", "--kube-api-burst=100000",
+    "matched": ["--controller-threads=8", "--kube-api-qps=100000", "--kube-api-burst=100000",
                 "--zap-log-level=info"],
     "defaults": [],
 }
@@ -334,6 +334,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=500)
     parser.add_argument("--parallelism", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=8,
+                        help="tj-operator --workers (its default), and the peer's matched threads")
     parser.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     parser.add_argument("--json")
     parser.add_argument("--smoke", action="store_true", help="20 jobs: checks that it runs")
@@ -348,6 +350,7 @@ def main():
     args = parser.parse_args()
     if args.smoke:
         args.jobs = 20
+    KUBEFLOW_CONFIGS["matched"][0] = f"--controller-threads={args.workers}"
     kubeflow_configs = [c for c in args.kubeflow_config.split(",") if c]
     for c in kubeflow_configs:
         if c not in KUBEFLOW_CONFIGS:
@@ -399,7 +402,7 @@ def main():
         operator = subprocess.Popen(
             [operator_bin, f"--kubeconfig={kubeconfig}", "--leader-elect=false",
              f"--metrics-address=127.0.0.1:{metrics_port}",
-             f"--health-address=127.0.0.1:{health_port}", "--workers=4", "--log-format=json"],
+             f"--health-address=127.0.0.1:{health_port}", f"--workers={args.workers}", "--log-format=json"],
             stdout=log, stderr=subprocess.STDOUT)
         for _ in range(300):
             try:
@@ -435,6 +438,7 @@ def main():
         result = {
             "jobs": args.jobs, "pods_expected": want, "pods_created": pods,
             "parallelism": args.parallelism,
+            "workers": args.workers,
             "apply_seconds": round(applied_seconds, 2),
             "all_pods_seconds": round(all_pods_seconds, 2),
             "baseline_direct_create_seconds": round(baseline_seconds, 2),

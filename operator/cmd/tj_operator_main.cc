@@ -46,7 +46,7 @@ struct Flags {
   std::string leader_election_id = "trainingjob-operator";
   std::string metrics_address = ":8080";
   std::string health_address = ":8081";
-  int workers = 4;
+  int workers = 8;
   std::string gang_scheduler = "none";
   std::string log_format = "json";
   std::string terminating_pod_timeout = "5m";

@@ -214,7 +214,7 @@ TEST_F(HelmChartTest, DeploymentRunsTheOperatorWithTheDocumentedFlags) {
   EXPECT_EQ(c["args"], json::parse(R"([
       "--namespace=", "--leader-elect=true", "--leader-election-namespace=tj-system",
       "--leader-election-id=trainingjob-operator-leader", "--metrics-address=:8080",
-      "--health-address=:8081", "--workers=4", "--gang-scheduler=none", "--log-format=json",
+      "--health-address=:8081", "--workers=8", "--gang-scheduler=none", "--log-format=json",
       "--terminating-pod-timeout=5m"])"));
   EXPECT_EQ(c["env"], json::parse(R"([
       {"name":"POD_NAME","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}},
