@@ -101,20 +101,30 @@ def count_pods(kubeconfig, namespace):
 
 
 def histogram_quantiles(metrics_text, name, quantiles):
-    buckets = []
-    for line in metrics_text.splitlines():
-        m = re.match(name + r'_bucket\{le="([^"]+)"[^}]*\} (\S+)', line)
-        if m:
-            le = float("inf") if m.group(1) == "+Inf" else float(m.group(1))
-            buckets.append((le, float(m.group(2))))
-    buckets.sort()
-    if not buckets or buckets[-1][1] == 0:
-        return {q: None for q in quantiles}
-    total = buckets[-1][1]
-    out = {}
-    for q in quantiles:
-        out[q] = next(le for le, count in buckets if count >= q * total)
-    return out, total
+    """Quantiles (bucket upper bounds) of histogram `name`, every series summed (ours has a
+    `result` label: success and error reconciles both count). Returns ({q: bound}, count)."""
+    return labeled_histogram_quantiles(metrics_text, name, {}, quantiles)
+
+
+def metric_value(metrics_text, name):
+    """The value of an unlabelled gauge or counter, or None."""
+    m = re.search(r"^" + re.escape(name) + r" (\S+)$", metrics_text, re.MULTILINE)
+    return float(m.group(1)) if m else None
+
+
+def wait_until_quiet(metrics_url, count_of, depth_of, timeout=60):
+    """Waits until the operator has nothing queued and its reconcile count stopped moving (two
+    scrapes a second apart), i.e. the status writes that follow the creations are done."""
+    last = None
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        text = urllib.request.urlopen(metrics_url).read().decode()
+        now = (count_of(text), depth_of(text))
+        if now[1] == 0 and last is not None and now[0] == last[0]:
+            return text
+        last = now
+        time.sleep(1)
+    return urllib.request.urlopen(metrics_url).read().decode()
 
 
 # ------------------------------------------------------------------ the peer: Kubeflow's operator
@@ -152,8 +162,9 @@ def tfjob_manifest(name, namespace):
 
 def labeled_histogram_quantiles(metrics_text, name, labels, quantiles):
     """Like histogram_quantiles, for the series of `name` whose labels include `labels`
-    (any label order). Returns ({q: bucket upper bound or None}, count)."""
-    buckets = []
+    (any label order), the matching series summed. Returns ({q: bucket upper bound or None},
+    count)."""
+    summed = {}
     for line in metrics_text.splitlines():
         m = re.match(name + r'_bucket\{([^}]*)\} (\S+)$', line)
         if not m:
@@ -162,8 +173,8 @@ def labeled_histogram_quantiles(metrics_text, name, labels, quantiles):
         if any(got.get(k) != v for k, v in labels.items()) or "le" not in got:
             continue
         le = float("inf") if got["le"] == "+Inf" else float(got["le"])
-        buckets.append((le, float(m.group(2))))
-    buckets.sort()
+        summed[le] = summed.get(le, 0.0) + float(m.group(2))
+    buckets = sorted(summed.items())
     if not buckets or buckets[-1][1] == 0:
         return {q: None for q in quantiles}, 0
     total = buckets[-1][1]
@@ -302,8 +313,13 @@ def run_kubeflow(kubeconfig, workdir, kf_dir, config, jobs, parallelism, deadlin
         services = len(kubectl(kubeconfig, "get", "services", "-n", namespace, "--no-headers",
                                "-o", "name", check=False).split())
 
-        time.sleep(5)  # as for ours: let the status writes settle
-        metrics = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics").read().decode()
+        # As for ours: the status writes that follow the creations are done.
+        metrics = wait_until_quiet(
+            f"http://127.0.0.1:{metrics_port}/metrics",
+            lambda t: labeled_histogram_quantiles(t, "controller_runtime_reconcile_time_seconds",
+                                                  {"controller": "tfjob-controller"}, [0.5])[1],
+            lambda t: sum(float(v) for v in re.findall(
+                r'^workqueue_depth\{[^}]*name="tfjob-controller"[^}]*\} (\S+)$', t, re.MULTILINE)))
         quantiles, reconciles = labeled_histogram_quantiles(
             metrics, "controller_runtime_reconcile_time_seconds",
             {"controller": "tfjob-controller"}, [0.5, 0.99])
@@ -425,9 +441,11 @@ def main():
         all_pods_seconds = time.monotonic() - start
         pods = count_pods(kubeconfig, "bench-jobs")
 
-        # Let the status writes that follow the creations settle, then read the histogram.
-        time.sleep(5)
-        metrics = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics").read().decode()
+        # The status writes that follow the creations are done: nothing queued, no new reconciles.
+        metrics = wait_until_quiet(
+            f"http://127.0.0.1:{metrics_port}/metrics",
+            lambda t: histogram_quantiles(t, "tj_operator_reconcile_duration_seconds", [0.5])[1],
+            lambda t: metric_value(t, "tj_operator_workqueue_depth"))
         (quantiles, reconciles) = histogram_quantiles(
             metrics, "tj_operator_reconcile_duration_seconds", [0.5, 0.99])
         with open(f"/proc/{operator.pid}/status") as f:
