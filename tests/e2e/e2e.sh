@@ -226,6 +226,10 @@ delete_job() {
   wait_for 20 "no process of job $1 left" test -z "$(job_processes "$1")"
 }
 status_field() { kc get tj "$1" -o jsonpath="{.status.$2}"; }
+expect_counters() { # <job> <json>: logs every counter, checks preemptions/restartCount/coordinatorRestarts
+  log "status counters of $1: $(status_counters "$1")"
+  expect_eq "$1 status counters" "$(status_counters "$1" | jq -c '{preemptions, restartCount, coordinatorRestarts}')" "$2"
+}
 status_counters() { # the job's status counters, one line (for the log and for checks)
   kc get tj "$1" -o json | jq -c '.status | {preemptions: (.preemptions // 0), restartCount, coordinatorRestarts,
     restarts: ((.replicaStatuses // {}) | with_entries(.value = (.value.restarts // 0)))}'
@@ -345,10 +349,8 @@ scenario_worker() {
   check_accuracy "$job"
   expect_eq "$job steps" "$(coord_log "$job" | grep -oE 'final: [0-9]+ steps' | tail -1)" "final: 900 steps"
   [[ "$(kc get pod "$job-worker-0" -o jsonpath='{.metadata.uid}' 2>/dev/null)" != "$uid" ]] || fail "worker-0 was not recreated"
-  log "status counters of $job: $(status_counters "$job")"
   # the deletion is a disruption (a notice), not a failure counted against backoffLimit
-  expect_eq "$job status counters" "$(status_counters "$job" | jq -c '{preemptions, restartCount, coordinatorRestarts}')" \
-    '{"preemptions":1,"restartCount":0,"coordinatorRestarts":0}'
+  expect_counters "$job" '{"preemptions":1,"restartCount":0,"coordinatorRestarts":0}'
   delete_job "$job"
 }
 
@@ -372,10 +374,8 @@ scenario_coordinator_42() {
     fail "the restarted coordinator of $job did not resume from its preemption checkpoint"
   log "ok: exit 42, then $(coord_log "$job" | grep -oE 'restored checkpoint .*' | head -1)"
   expect_eq "$job steps" "$(coord_log "$job" | grep -oE 'final: [0-9]+ steps' | tail -1)" "final: 900 steps"
-  log "status counters of $job: $(status_counters "$job")"
   # exit 42 of the process itself: a restart counted against backoffLimit
-  expect_eq "$job status counters" "$(status_counters "$job" | jq -c '{preemptions, restartCount, coordinatorRestarts}')" \
-    '{"preemptions":0,"restartCount":1,"coordinatorRestarts":1}'
+  expect_counters "$job" '{"preemptions":0,"restartCount":1,"coordinatorRestarts":1}'
   delete_job "$job"
 }
 
@@ -410,10 +410,8 @@ scenario_evict() {
   grep -q "serving until the coordinator" <<<"$(ps_log "$job")" ||
     fail "the evicted PS of $job did not serve on until the coordinator was done"
   expect_eq "$job steps" "$(coord_log "$job" | grep -oE 'final: [0-9]+ steps' | tail -1)" "final: 900 steps"
-  log "status counters of $job: $(status_counters "$job")"
   # the eviction is a disruption: the PS replaced, the coordinator restarted to restore, neither counted against backoffLimit
-  expect_eq "$job status counters" "$(status_counters "$job" | jq -c '{preemptions, restartCount, coordinatorRestarts}')" \
-    '{"preemptions":1,"restartCount":0,"coordinatorRestarts":1}'
+  expect_counters "$job" '{"preemptions":1,"restartCount":0,"coordinatorRestarts":1}'
   delete_job "$job"
 }
 
@@ -433,10 +431,8 @@ scenario_scale() {
   took="$(coord_log "$job" | grep -oE "worker 2 at $job-worker-2[^ ]*: [0-9]+ closure" | tail -1 | grep -oE '[0-9]+ closure' | grep -oE '[0-9]+')"
   expect_ge "$job closures run by the added worker" "${took:-0}" 1
   expect_eq "$job steps" "$(coord_log "$job" | grep -oE 'final: [0-9]+ steps' | tail -1)" "final: 900 steps"
-  log "status counters of $job: $(status_counters "$job")"
   # scaling is neither a disruption nor a restart
-  expect_eq "$job status counters" "$(status_counters "$job" | jq -c '{preemptions, restartCount, coordinatorRestarts}')" \
-    '{"preemptions":0,"restartCount":0,"coordinatorRestarts":0}'
+  expect_counters "$job" '{"preemptions":0,"restartCount":0,"coordinatorRestarts":0}'
   delete_job "$job"
 }
 
@@ -463,10 +459,8 @@ scenario_operator() {
   [[ -z "$(comm -13 <(echo "$before") <(echo "$after"))" ]] ||
     fail "the new operator created pods: before=[$before] after=[$after]"
   log "ok: no pod created by the new leader"
-  log "status counters of $job: $(status_counters "$job")"
   # the new leader saw nothing fail
-  expect_eq "$job status counters" "$(status_counters "$job" | jq -c '{preemptions, restartCount, coordinatorRestarts}')" \
-    '{"preemptions":0,"restartCount":0,"coordinatorRestarts":0}'
+  expect_counters "$job" '{"preemptions":0,"restartCount":0,"coordinatorRestarts":0}'
   delete_job "$job"
 }
 
