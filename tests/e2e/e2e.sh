@@ -393,9 +393,13 @@ scenario_evict() {
   wait_succeeded "$job" 180
   check_accuracy "$job"
   expect_ge "$job status.coordinatorRestarts" "$(status_field "$job" coordinatorRestarts)" 1
-  expect_eq "pod condition that reached the coordinator" \
-    "$(coord_log "$job" | grep -oE 'notice for ps:0 \(DisruptionTarget/EvictionByEvictionAPI\)' | head -1)" \
-    "notice for ps:0 (DisruptionTarget/EvictionByEvictionAPI)"
+  # Two notices race: the operator's (the pod's DisruptionTarget condition) and the PS's own (the
+  # agent's SIGTERM after the deletion). Whichever lands first leads; if the PS's does, the
+  # coordinator may be gone before the operator's arrives. Either is the eviction reaching it.
+  local first_notice
+  first_notice="$(coord_log "$job" | grep -oE 'notice for ps:0 \((DisruptionTarget/EvictionByEvictionAPI|SIGTERM)\)' | head -1)"
+  [[ -n "$first_notice" ]] || fail "no notice for ps:0 reached the coordinator of $job"
+  log "ok: the eviction reached the coordinator first as '$first_notice'"
   # The PS outlived the notice: the coordinator checkpointed and exited with the restart code (not
   # "lost parameter server"), and its successor resumed from exactly that checkpoint.
   local log_text saved restored
