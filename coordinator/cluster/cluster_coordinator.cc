@@ -117,7 +117,7 @@ absl::StatusOr<int> ClusterCoordinator::AddWorker(const std::string& address, in
   int next_index = 0;
   for (const auto& worker : workers_) {
     next_index = std::max(next_index, worker->index() + 1);
-    if (!worker->alive()) continue;
+    if (!worker->in_pool()) continue;
     if (worker->address() == address) {
       return absl::AlreadyExistsError(absl::StrCat(
           "worker ", address, " is already in the cluster as worker ", worker->index()));

@@ -52,7 +52,8 @@ class ClusterCoordinator {
   // Elastic membership. AddWorker returns the new worker's index (one past the highest so far).
   absl::StatusOr<int> AddWorker(const std::string& address);
   // Adds the worker as task `index` of the cluster (the index its notices name). AlreadyExists
-  // when a live worker has that address or that index.
+  // when a worker in the pool (alive, or preempted and awaiting its successor) has that address
+  // or that index.
   absl::StatusOr<int> AddWorker(const std::string& address, int index);
   // Drains the worker: it takes no new closures; in-flight ones finish (or are put back after the
   // drain timeout). Returns once it has left.

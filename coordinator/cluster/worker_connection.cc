@@ -30,14 +30,22 @@ absl::Duration Jittered(absl::Duration d) {
 
 std::string_view WorkerStateName(WorkerState state) {
   switch (state) {
-    case WorkerState::kConnecting: return "connecting";
-    case WorkerState::kHealthy: return "healthy";
-    case WorkerState::kRecovering: return "recovering";
-    case WorkerState::kDraining: return "draining";
-    case WorkerState::kPreempted: return "preempted";
-    case WorkerState::kLost: return "lost";
-    case WorkerState::kRemoved: return "removed";
-    case WorkerState::kStopped: return "stopped";
+    case WorkerState::kConnecting:
+      return "connecting";
+    case WorkerState::kHealthy:
+      return "healthy";
+    case WorkerState::kRecovering:
+      return "recovering";
+    case WorkerState::kDraining:
+      return "draining";
+    case WorkerState::kPreempted:
+      return "preempted";
+    case WorkerState::kLost:
+      return "lost";
+    case WorkerState::kRemoved:
+      return "removed";
+    case WorkerState::kStopped:
+      return "stopped";
   }
   return "unknown";
 }
@@ -54,7 +62,9 @@ WorkerConnection::~WorkerConnection() {
   Join();
 }
 
-void WorkerConnection::Start() { thread_ = std::thread([this] { Run(); }); }
+void WorkerConnection::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void WorkerConnection::Join() {
   if (thread_.joinable()) thread_.join();
@@ -84,9 +94,9 @@ void WorkerConnection::Preempt(absl::Time deadline, absl::Duration resume_after)
     preempt_.store(true);
     if (state_ == WorkerState::kHealthy) state_ = WorkerState::kPreempted;
   }
-  spdlog::info("worker {} ({}): preemption notice; no new closures, {} for those in flight",
-               index_, address_, absl::FormatDuration(std::max(absl::ZeroDuration(),
-                                                               deadline - absl::Now())));
+  spdlog::info("worker {} ({}): preemption notice; no new closures, {} for those in flight", index_,
+               address_,
+               absl::FormatDuration(std::max(absl::ZeroDuration(), deadline - absl::Now())));
   env_.queue->Wake();
 }
 
@@ -118,9 +128,10 @@ void WorkerConnection::WaitOutPreemption() {
       break;
     }
     if (absl::Now() >= resume_at) {
-      spdlog::warn("worker {} ({}) was not terminated after its preemption notice; it takes work "
-                   "again",
-                   index_, address_);
+      spdlog::warn(
+          "worker {} ({}) was not terminated after its preemption notice; it takes work "
+          "again",
+          index_, address_);
       break;
     }
     InterruptibleSleep(absl::Milliseconds(200));
@@ -146,6 +157,12 @@ bool WorkerConnection::alive() const {
   absl::MutexLock lock(&mu_);
   return state_ == WorkerState::kHealthy || state_ == WorkerState::kConnecting ||
          state_ == WorkerState::kRecovering;
+}
+
+bool WorkerConnection::in_pool() const {
+  absl::MutexLock lock(&mu_);
+  return state_ == WorkerState::kHealthy || state_ == WorkerState::kConnecting ||
+         state_ == WorkerState::kRecovering || state_ == WorkerState::kPreempted;
 }
 
 WorkerStats WorkerConnection::stats() const {
@@ -243,17 +260,17 @@ void WorkerConnection::Run() {
 absl::Status WorkerConnection::Connect() {
   grpc::ClientContext context;
   context.set_deadline(Deadline(env_.options->health_check_timeout));
-  // Wait for the channel to connect within the deadline instead of failing fast: a fail-fast call on
-  // a channel in TRANSIENT_FAILURE does not make gRPC 1.51 try again, and it stayed idle for ~5 s
-  // after the peer restarted (measured).
+  // Wait for the channel to connect within the deadline instead of failing fast: a fail-fast call
+  // on a channel in TRANSIENT_FAILURE does not make gRPC 1.51 try again, and it stayed idle for ~5
+  // s after the peer restarted (measured).
   context.set_wait_for_ready(true);
   v1::HealthRequest request;
   v1::HealthResponse response;
   grpc::Status status = stub_->Health(&context, request, &response);
   if (!status.ok()) {
-    return absl::UnavailableError(absl::StrCat("worker ", index_, " at ", address_,
-                                               " did not answer its health check: ",
-                                               status.error_message()));
+    return absl::UnavailableError(
+        absl::StrCat("worker ", index_, " at ", address_,
+                     " did not answer its health check: ", status.error_message()));
   }
   {
     absl::MutexLock lock(&mu_);
@@ -387,7 +404,8 @@ bool WorkerConnection::Serve() {
         inflight_.emplace(id, Inflight{std::move(closure), now});
       }
     }
-    if (!stream->Write(batch)) break;  // the reader sees the failure too; closures are put back below
+    if (!stream->Write(batch))
+      break;  // the reader sees the failure too; closures are put back below
   }
 
   const bool draining = drain_.load() && !stop_.load();
@@ -399,14 +417,15 @@ bool WorkerConnection::Serve() {
     };
     // A preempted worker's closures may finish until the notice's deadline; after that they are
     // put back to run elsewhere.
-    const absl::Duration wait = draining ? env_.options->drain_timeout
-                                         : std::max(absl::ZeroDuration(),
-                                                    preempt_deadline_ - absl::Now());
+    const absl::Duration wait =
+        draining ? env_.options->drain_timeout
+                 : std::max(absl::ZeroDuration(), preempt_deadline_ - absl::Now());
     mu_.AwaitWithTimeout(absl::Condition(&drained), wait);
     if (preempted && !inflight_.empty()) {
-      spdlog::info("worker {} ({}): {} closure(s) still running at the preemption deadline are put "
-                   "back",
-                   index_, address_, inflight_.size());
+      spdlog::info(
+          "worker {} ({}): {} closure(s) still running at the preemption deadline are put "
+          "back",
+          index_, address_, inflight_.size());
     }
   }
   stream->WritesDone();
@@ -450,8 +469,8 @@ void WorkerConnection::HandleResult(v1::RunResult& result) {
     const double round_trip_us = absl::ToDoubleMicroseconds(absl::Now() - it->second.sent);
     inflight_.erase(it);
     const double exec_us = static_cast<double>(result.exec_micros());
-    const double overhead_us = std::max(
-        0.0, round_trip_us - exec_us - static_cast<double>(result.wait_micros()));
+    const double overhead_us =
+        std::max(0.0, round_trip_us - exec_us - static_cast<double>(result.wait_micros()));
     if (!have_timing_) {
       exec_ewma_us_ = exec_us;
       overhead_ewma_us_ = overhead_us;
@@ -498,10 +517,10 @@ void WorkerConnection::HandleResult(v1::RunResult& result) {
       }
       // Carries the PS task like the worker's own error, so the caller can tell a lost PS (restart
       // from the checkpoint) from any other failure with PsTaskOf.
-      absl::Status failure = PsUnavailableError(
-          result.ps_task(), "",
-          absl::StrCat("failed (", env_.ps_failures->count(result.ps_task()),
-                       " errors reached the threshold): ", status.message()));
+      absl::Status failure =
+          PsUnavailableError(result.ps_task(), "",
+                             absl::StrCat("failed (", env_.ps_failures->count(result.ps_task()),
+                                          " errors reached the threshold): ", status.message()));
       env_.queue->MarkFailed(failure);
       closure->output->SetError(failure);
       return;

@@ -8,6 +8,8 @@
 // never held while calling into the queue.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -16,8 +18,6 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -50,8 +50,8 @@ struct WorkerStats {
   uint64_t incarnation = 0;
   int64_t inflight = 0;
   int64_t completed = 0;
-  int64_t failures = 0;   // times the worker was seen failing
-  int64_t put_back = 0;   // closures put back for another run
+  int64_t failures = 0;  // times the worker was seen failing
+  int64_t put_back = 0;  // closures put back for another run
   int window = 1;
 };
 
@@ -75,8 +75,8 @@ class WorkerConnection {
   void Start();
   // Asks the worker to cancel every closure in flight. Non-blocking; safe under the queue's lock.
   void RequestCancelInflight() ABSL_LOCKS_EXCLUDED(mu_);
-  // Stops taking new closures; in-flight ones may finish for options.drain_timeout, then are put back.
-  // Returns at once; Join() waits for the drain to end.
+  // Stops taking new closures; in-flight ones may finish for options.drain_timeout, then are put
+  // back. Returns at once; Join() waits for the drain to end.
   void Drain() ABSL_LOCKS_EXCLUDED(mu_);
   // The worker is about to be terminated (a preemption notice): it takes no new closures; the ones
   // in flight may finish until `deadline`, then are put back. It takes work again once a new
@@ -92,6 +92,9 @@ class WorkerConnection {
   const std::string& address() const { return address_; }
   WorkerStats stats() const ABSL_LOCKS_EXCLUDED(mu_);
   bool alive() const;  // healthy, connecting or recovering
+  // Alive, or preempted and waiting for its successor: the worker's slot in the pool is taken
+  // (its replacement registering is not a new worker).
+  bool in_pool() const;
 
  private:
   struct Inflight {

@@ -239,6 +239,10 @@ TEST(CoordinatorTest, AWorkerAddedAsATaskIndexKeepsItAndCollisionsAreRefused) {
   // Notices name the task index.
   EXPECT_TRUE((*coordinator)->PreemptWorker(2, absl::Now() + absl::Seconds(1)).ok());
   EXPECT_TRUE(absl::IsNotFound((*coordinator)->PreemptWorker(1, absl::Now())));
+  // A preempted worker's slot stays taken: its successor registering is not a new worker (its
+  // connection takes the successor when it answers).
+  EXPECT_TRUE(
+      absl::IsAlreadyExists((*coordinator)->AddWorker(cluster.worker_address(2), 2).status()));
 }
 
 TEST(CoordinatorTest, ARemovedWorkerIsDrainedAndTakesNoMoreWork) {

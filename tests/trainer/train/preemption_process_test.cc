@@ -171,6 +171,10 @@ TEST_F(PreemptionProcessTest, AWorkerNoticeNeitherCheckpointsNorStopsTraining) {
   ASSERT_EQ(cluster.WaitForChief(), 0) << cluster.Log("chief");
   EXPECT_EQ(cluster.Progress()->step, kEpochs * kStepsPerEpoch);
   EXPECT_EQ(cluster.Checkpoints().size(), 1u) << "only the final checkpoint";
+  // The successor registering took the preempted worker's slot, not a second one.
+  const std::string chief_log = cluster.Log("chief");
+  const std::string added = "worker 1 at " + cluster.worker_address(1) + " added";
+  EXPECT_EQ(chief_log.find(added), chief_log.rfind(added)) << chief_log;
   EXPECT_FALSE(cluster.Progress()->restored_from_step.has_value());
 }
 
