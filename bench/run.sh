@@ -30,6 +30,7 @@ BENCHMARKS=(
   "checkpoint:tj-bench-checkpoint"
   "recovery:tj-bench-recovery"
   "goodput:tj-bench-goodput"
+  "memory:tj-bench-memory"
   "watch-decode:tj-bench-watch-decode"
 )
 
