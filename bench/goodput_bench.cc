@@ -117,9 +117,9 @@ struct FaultRecord {
   double ready_s = -1;         // replacement started -> "trainer ready" (its per-worker resource)
   int64_t put_back = -1;       // closures the coordinator put back (its log)
   double down_s = 0;           // fault -> replacement started (not live)
-  // Worker-seconds lost to it, within this run: the steps expected in the `post_s` after it (the
-  // run's own rate between preemptions, scaled by the live worker-seconds) minus the steps
-  // reported, times one step.
+  // Worker-seconds lost to it, within this run: the steps expected in the min(2 s, N/2) after it
+  // (the run's own rate per live worker-second between preemptions, times the live worker-seconds)
+  // minus the steps reported, times one step.
   double lost_in_run_s = std::numeric_limits<double>::quiet_NaN();
   // Kept for the log lookups once the run is over.
   absl::Time fault_wall;
@@ -147,7 +147,8 @@ struct RunResult {
   double lost_worker_s_per_fault = 0;
   double fault_free = 0;    // mean of the fault-free runs just before and just after this one
   double ratio_in_run = 0;  // steps_per_s / (rate_between_faults per worker x live workers)
-  // The job's rate away from preemptions (from 2 s after each one to the next), within this run.
+  // The job's rate away from preemptions (from 2 s after each one to the next), within this run,
+  // per live worker-second, times the workers.
   double rate_between_faults = 0;
 };
 
@@ -391,29 +392,40 @@ absl::StatusOr<RunResult> MeasureRun(const Config& config, int workers, FaultKin
     }
   }
   // Steps lost to each preemption, within the run: no other run's rate is involved, so the drift
-  // of the machine's load between runs does not enter.
+  // of the machine's load between runs does not enter. Rates are per live worker-second, so
+  // workers still down between preemptions (tjctl's backoff) are accounted for.
   if (!r.faults.empty()) {
     const double post = std::min(2.0, interval_s / 2);
     auto step_at = [&](double t) {  // the step reported at time t (since t0)
       auto it = std::upper_bound(samples.begin(), samples.end(), std::make_pair(t, INT64_MAX));
       return it == samples.begin() ? s0 : std::prev(it)->second;
     };
+    auto live_ws = [&](double a, double b) {  // live worker-seconds in [a, b] (since t0)
+      double sum = 0;
+      for (const WorkerSlot& slot : slots) {
+        for (const auto& [from, to] : slot.live) {
+          const double x = std::max(a, SecondsBetween(t0, from));
+          const double y = std::min(b, SecondsBetween(t0, to));
+          if (y > x) sum += y - x;
+        }
+      }
+      return sum;
+    };
     double steps = static_cast<double>(step_at(r.faults[0].at_s) - s0);
-    double seconds = r.faults[0].at_s;
+    double worker_s = live_ws(0, r.faults[0].at_s);
     for (size_t i = 0; i < r.faults.size(); ++i) {
       const double from = r.faults[i].at_s + post;
       const double to = i + 1 < r.faults.size() ? r.faults[i + 1].at_s : r.window_s;
       if (to > from) {
         steps += static_cast<double>(step_at(to) - step_at(from));
-        seconds += to - from;
+        worker_s += live_ws(from, to);
       }
     }
-    r.rate_between_faults = seconds > 0 ? steps / seconds : 0;
-    const double per_worker_rate = r.rate_between_faults / workers;
+    const double per_worker_rate = worker_s > 0 ? steps / worker_s : 0;
+    r.rate_between_faults = per_worker_rate * workers;
     for (FaultRecord& f : r.faults) {
       if (per_worker_rate <= 0 || f.at_s + post > r.window_s) continue;
-      const double live = workers * post - std::min(f.down_s > 0 ? f.down_s : post, post);
-      const double expected = per_worker_rate * live;
+      const double expected = per_worker_rate * live_ws(f.at_s, f.at_s + post);
       const double got = static_cast<double>(step_at(f.at_s + post) - step_at(f.at_s));
       f.lost_in_run_s = (expected - got) / per_worker_rate;
     }
