@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
@@ -147,6 +148,10 @@ struct RunResult {
   double lost_worker_s_per_fault = 0;
   double fault_free = 0;    // mean of the fault-free runs just before and just after this one
   double ratio_in_run = 0;  // steps_per_s / (rate_between_faults per worker x live workers)
+  // Worker connections the coordinator added beyond one per worker address (its log: "coordinator:
+  // worker N at A added"). More than one connection to a worker process lets it run closures of
+  // both at once: the job then is not the job of `workers` workers that the ratios assume.
+  int extra_connections = 0;
   // The job's rate away from preemptions (from 2 s after each one to the next), within this run,
   // per live worker-second, times the workers.
   double rate_between_faults = 0;
@@ -363,6 +368,15 @@ absl::StatusOr<RunResult> MeasureRun(const Config& config, int workers, FaultKin
 
   // What the logs say about each preemption.
   const std::string chief_log = job.Log("chief");
+  {
+    static const std::regex added_re(R"(coordinator: worker \d+ at (\S+) added)");
+    std::map<std::string, int> added;
+    for (auto it = std::sregex_iterator(chief_log.begin(), chief_log.end(), added_re);
+         it != std::sregex_iterator(); ++it) {
+      ++added[(*it)[1].str()];
+    }
+    for (const auto& [address, n] : added) r.extra_connections += n - 1;
+  }
   for (size_t i = 0; i < r.faults.size(); ++i) {
     FaultRecord& f = r.faults[i];
     const std::string who =
@@ -483,6 +497,7 @@ json RunJson(const RunResult& r) {
               {"steps_per_s", r.steps_per_s},
               {"live_worker_s", r.live_worker_s},
               {"mean_live_workers", r.mean_live},
+              {"extra_worker_connections", r.extra_connections},
               {"loadavg_start", r.load_start},
               {"loadavg_end", r.load_end}};
   if (r.kind != FaultKind::kNone) {
@@ -682,6 +697,14 @@ int Run(Config config) {
                 KindLabel(r.kind).c_str(), r.faults.size(), r.steps_per_s, r.mean_live,
                 r.fault_free, r.expected_steps_per_s, r.ratio, r.vs_fault_free, r.ratio_in_run);
   }
+  for (const RunResult& r : faulty) {
+    if (r.extra_connections == 0) continue;
+    std::printf(
+        "  INVALID every %g s, %s: the coordinator added %d worker connection(s) to addresses it "
+        "already had (its log: \"coordinator: worker N at A added\" twice for an address), so "
+        "workers ran closures of two connections at once\n",
+        r.interval_s, KindLabel(r.kind).c_str(), r.extra_connections);
+  }
   std::printf(
       "  (in-run ratio: against the same run's rate between preemptions, from 2 s (N/2 if less) "
       "after each to the next, instead of the fault-free runs: free of the drift between runs, "
@@ -714,18 +737,26 @@ int Run(Config config) {
   json targets = json::array();
   std::printf("\nTargets\n");
   for (const RunResult& r : faulty) {
+    const bool valid = r.extra_connections == 0;
     const bool met = r.ratio >= kTargetRatio;
     std::printf(
         "  goodput >= %.0f%% of fault-free scaled by live workers, every %g s, %s: %s "
         "(%.3f; in-run %.3f)\n",
-        100 * kTargetRatio, r.interval_s, KindLabel(r.kind).c_str(), met ? "MET" : "MISSED",
+        100 * kTargetRatio, r.interval_s, KindLabel(r.kind).c_str(),
+        !valid ? "NOT JUDGED (duplicate worker connections)"
+        : met  ? "MET"
+               : "MISSED",
         r.ratio, r.ratio_in_run);
-    targets.push_back(
-        {{"name", absl::StrCat("goodput_every_", r.interval_s, "s_", KindName(r.kind))},
-         {"target", kTargetRatio},
-         {"ratio", r.ratio},
-         {"ratio_in_run", r.ratio_in_run},
-         {"met", met}});
+    json t = {{"name", absl::StrCat("goodput_every_", r.interval_s, "s_", KindName(r.kind))},
+              {"target", kTargetRatio},
+              {"ratio", r.ratio},
+              {"ratio_in_run", r.ratio_in_run},
+              {"met", met}};
+    if (!valid) {
+      t["met"] = nullptr;
+      t["invalid"] = absl::StrCat(r.extra_connections, " duplicate worker connection(s)");
+    }
+    targets.push_back(t);
   }
   if (config.quick) std::printf("  (--quick: seconds-long runs; not meaningful)\n");
 
