@@ -39,8 +39,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/bench_support.h"
+#include "bench/train_job.h"
 #include "coordinator/coordination/coordination_client.h"
-#include "tjctl/local/process.h"
 
 #ifndef TJ_TRAIN_BINARY
 #define TJ_TRAIN_BINARY ""
@@ -85,150 +85,17 @@ struct Config {
 // ---------------------------------------------------------------------------------------------
 // A job of real tj-train processes.
 
-struct Progress {
-  std::string state;
-  int64_t step = -1;
-  std::optional<int64_t> last_checkpoint_step;
-  std::optional<int64_t> restored_from_step;
-};
+using Job = TrainJob;
+using Progress = TrainProgress;
+using Seen = SeenProgress;
 
-class Job {
- public:
-  // A fresh directory under `parent`; ports picked now; nothing started.
-  static absl::StatusOr<std::unique_ptr<Job>> Create(const Config& config, const std::string& name) {
-    std::string pattern = absl::StrCat(config.dir, "/tj-bench-recovery-", name, "-XXXXXX");
-    if (mkdtemp(pattern.data()) == nullptr) {
-      return absl::InternalError(absl::StrCat("cannot make a directory under ", config.dir));
-    }
-    std::unique_ptr<Job> job(new Job(config));
-    job->dir_ = pattern;
-    job->chief_ = Address();
-    job->ps_ = Address();
-    for (int i = 0; i < config.workers; ++i) job->workers_.push_back(Address());
-    return job;
-  }
-  ~Job() {
-    for (auto& [name, process] : processes_) process.KillAndWait(SIGKILL);
-    processes_.clear();
-    if (!keep_) {
-      std::error_code ec;
-      std::filesystem::remove_all(dir_, ec);
-    }
-  }
-  Job(const Job&) = delete;
-  Job& operator=(const Job&) = delete;
-
-  std::map<std::string, std::string>& env() { return env_; }
-  const std::string& dir() const { return dir_; }
-  const std::string& chief_address() const { return chief_; }
-  const std::string& worker_address(int i) const { return workers_[static_cast<size_t>(i)]; }
-  std::string progress_path() const { return dir_ + "/progress.json"; }
-  std::string log_path(const std::string& name) const { return dir_ + "/" + name + ".log"; }
-
-  absl::Status StartServers() {
-    if (absl::Status s = StartPs(); !s.ok()) return s;
-    for (int i = 0; i < static_cast<int>(workers_.size()); ++i) {
-      if (absl::Status s = Start(absl::StrCat("worker-", i), "worker", i, {}); !s.ok()) return s;
-    }
-    return absl::OkStatus();
-  }
-  absl::Status StartPs() { return Start("ps-0", "ps", 0, {}); }
-  absl::Status StartChief(const std::vector<std::string>& args) {
-    return Start("chief", "chief", 0, args);
-  }
-
-  pid_t pid(const std::string& name) const {
-    auto it = processes_.find(name);
-    return it == processes_.end() ? -1 : it->second.pid();
-  }
-  // SIGKILL (a lost pod), reaped.
-  void Kill(const std::string& name) {
-    auto it = processes_.find(name);
-    if (it != processes_.end()) it->second.KillAndWait(SIGKILL);
-  }
-  // Exit code (128 + N for signal N) if `name` exits within `timeout`.
-  std::optional<int> WaitForExit(const std::string& name, absl::Duration timeout) {
-    auto it = processes_.find(name);
-    if (it == processes_.end()) return std::nullopt;
-    auto exit = it->second.WaitForExit(timeout);
-    if (!exit.has_value()) return std::nullopt;
-    return exit->signal != 0 ? 128 + exit->signal : exit->exit_code;
-  }
-
-  std::optional<Progress> ReadProgress() const {
-    std::ifstream in(progress_path());
-    if (!in) return std::nullopt;
-    const json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("step")) return std::nullopt;
-    Progress p;
-    p.state = j.value("state", "");
-    p.step = j["step"].get<int64_t>();
-    if (j.contains("lastCheckpointStep")) {
-      p.last_checkpoint_step = j["lastCheckpointStep"].get<int64_t>();
-    }
-    if (j.contains("restoredFromStep")) p.restored_from_step = j["restoredFromStep"].get<int64_t>();
-    return p;
-  }
-
-  std::string Log(const std::string& name) const {
-    std::ifstream in(log_path(name));
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-  // The last `lines` lines of a log, for error messages.
-  std::string LogTail(const std::string& name, size_t lines = 15) const {
-    const std::string text = Log(name);
-    size_t pos = text.size();
-    for (size_t n = 0; n <= lines && pos != std::string::npos && pos > 0; ++n) {
-      pos = text.rfind('\n', pos - 1);
-    }
-    return pos == std::string::npos ? text : text.substr(pos + 1);
-  }
-
- private:
-  explicit Job(const Config& config) : config_(config), keep_(config.keep) {}
-  static std::string Address() { return absl::StrCat("127.0.0.1:", local::PickFreePort()); }
-
-  std::string TfConfig(const std::string& type, int index) const {
-    const json cluster = {{"chief", {chief_}}, {"ps", {ps_}}, {"worker", workers_}};
-    return json{{"cluster", cluster},
-                {"task", {{"type", type}, {"index", index}}},
-                {"environment", "cloud"}}
-        .dump();
-  }
-
-  absl::Status Start(const std::string& name, const std::string& type, int index,
-                     const std::vector<std::string>& args) {
-    local::ProcessSpec spec;
-    spec.binary = config_.train_binary;
-    spec.args = args;
-    spec.env = env_;
-    spec.env["TF_CONFIG"] = TfConfig(type, index);
-    spec.env["TJ_CHECKPOINT_DIR"] = dir_ + "/checkpoints";
-    spec.env["TJ_PROGRESS_FILE"] = progress_path();
-    spec.log_path = log_path(name);
-    // Variables of the job contract must come from this job only.
-    spec.unset_env = {"TJ_TOKEN", "TJ_TOKEN_FILE", "TJ_CHECKPOINT_INTERVAL_STEPS",
-                      "TJ_PREEMPTION_GRACE_PERIOD_SECONDS", "TJ_RESTART_EXIT_CODE"};
-    auto process = local::ChildProcess::Start(spec);
-    if (!process.ok()) return process.status();
-    auto it = processes_.find(name);
-    if (it != processes_.end()) it->second.KillAndWait(SIGKILL);
-    processes_.erase(name);
-    processes_.emplace(name, *std::move(process));
-    return absl::OkStatus();
-  }
-
-  const Config& config_;
-  bool keep_;
-  std::string dir_;
-  std::string chief_;
-  std::string ps_;
-  std::vector<std::string> workers_;
-  std::map<std::string, std::string> env_;
-  std::map<std::string, local::ChildProcess> processes_;
-};
+absl::StatusOr<std::unique_ptr<Job>> MakeJob(const Config& config, const std::string& name) {
+  return TrainJob::Create(TrainJobOptions{.train_binary = config.train_binary,
+                                          .parent_dir = config.dir,
+                                          .name = absl::StrCat("tj-bench-recovery-", name),
+                                          .workers = config.workers,
+                                          .keep = config.keep});
+}
 
 std::vector<std::string> TrainArgs(const Config& config, int step_ms, int epochs) {
   return {"--model=softmax",
@@ -241,25 +108,6 @@ std::vector<std::string> TrainArgs(const Config& config, int step_ms, int epochs
 // Enough epochs that the job is still training when the benchmark acts (at most a few hundred
 // steps in): the job is killed at the end of the repetition anyway.
 int EpochsFor(int step_ms) { return step_ms >= 100 ? 20 : 200; }
-
-// Polls the progress file (every millisecond: it is a few hundred bytes, atomically replaced)
-// until `done` holds; the time it was first seen to hold and that progress.
-struct Seen {
-  Clock::time_point at;
-  Progress progress;
-};
-absl::StatusOr<Seen> WaitForProgress(const Job& job, const std::function<bool(const Progress&)>& done,
-                                     absl::Duration timeout, const std::string& what) {
-  const auto deadline = Clock::now() + absl::ToChronoMilliseconds(timeout);
-  while (Clock::now() < deadline) {
-    const auto now = Clock::now();
-    if (auto p = job.ReadProgress(); p.has_value() && done(*p)) return Seen{now, *p};
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return absl::DeadlineExceededError(absl::StrCat("timed out after ", absl::FormatDuration(timeout),
-                                                  " waiting for ", what, "; chief log:\n",
-                                                  job.LogTail("chief")));
-}
 
 // The step time, from the progress file: the time between two reports `steps` apart, divided by
 // the steps, is the interval between steps of the job; every worker runs one closure at a time, so
@@ -303,26 +151,6 @@ std::optional<CheckpointLine> LastCheckpointLine(const std::string& log) {
   return last;
 }
 
-// The wall-clock time of the first line of `log` (spdlog "[%Y-%m-%d %H:%M:%S.%e]", local time)
-// containing `needle` stamped at or after `after`.
-std::optional<absl::Time> LogTimeOf(const std::string& log, const std::string& needle,
-                                    absl::Time after) {
-  std::istringstream in(log);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find(needle) == std::string::npos || line.size() < 25 || line[0] != '[') continue;
-    absl::Time t;
-    std::string err;
-    if (!absl::ParseTime("%Y-%m-%d %H:%M:%E*S", line.substr(1, 23), absl::LocalTimeZone(), &t,
-                         &err)) {
-      continue;
-    }
-    // Stamps have millisecond resolution.
-    if (t >= after - absl::Milliseconds(1)) return t;
-  }
-  return std::nullopt;
-}
-
 // ---------------------------------------------------------------------------------------------
 // 1. Preemption notice -> exit.
 
@@ -341,8 +169,8 @@ struct NoticeRep {
 enum class NoticeKind { kSigterm, kPsNotice };
 
 absl::StatusOr<NoticeRep> MeasureNotice(const Config& config, NoticeKind kind, int rep) {
-  auto job = Job::Create(config, absl::StrCat(kind == NoticeKind::kSigterm ? "sigterm" : "psnotice",
-                                              "-", rep));
+  auto job = MakeJob(config,
+                     absl::StrCat(kind == NoticeKind::kSigterm ? "sigterm" : "psnotice", "-", rep));
   if (!job.ok()) return job.status();
   Job& j = **job;
   if (absl::Status s = j.StartServers(); !s.ok()) return s;
@@ -411,7 +239,7 @@ struct WorkerKillRep {
 };
 
 absl::StatusOr<WorkerKillRep> MeasureWorkerKill(const Config& config, int rep) {
-  auto job = Job::Create(config, absl::StrCat("workerkill-", rep));
+  auto job = MakeJob(config, absl::StrCat("workerkill-", rep));
   if (!job.ok()) return job.status();
   Job& j = **job;
   if (absl::Status s = j.StartServers(); !s.ok()) return s;
@@ -500,7 +328,7 @@ struct PsKillRep {
 };
 
 absl::StatusOr<PsKillRep> MeasurePsKill(const Config& config, int rep) {
-  auto job = Job::Create(config, absl::StrCat("pskill-", rep));
+  auto job = MakeJob(config, absl::StrCat("pskill-", rep));
   if (!job.ok()) return job.status();
   Job& j = **job;
   j.env()["TJ_CHECKPOINT_INTERVAL_STEPS"] = absl::StrCat(config.checkpoint_interval);

@@ -3,7 +3,7 @@
 # printing each table and writing bench/results/<benchmark>.json (<benchmark>-smoke.json with
 # --smoke; results/ is not committed).
 #
-#   bench/run.sh                 # full run (several minutes on a 2-core machine)
+#   bench/run.sh                 # full run (several minutes each; tj-bench-goodput ~11)
 #   bench/run.sh --smoke         # seconds: checks that everything runs, figures not meaningful
 #   bench/run.sh --only ps,checkpoint             # some of the benchmarks (names as in BENCHMARKS)
 #   bench/run.sh --only dispatch --closures 50000 --workers 1,4   # other flags go to each benchmark
@@ -29,6 +29,8 @@ BENCHMARKS=(
   "ps:tj-bench-ps"
   "checkpoint:tj-bench-checkpoint"
   "recovery:tj-bench-recovery"
+  "goodput:tj-bench-goodput"
+  "memory:tj-bench-memory"
   "watch-decode:tj-bench-watch-decode"
 )
 
