@@ -576,18 +576,7 @@ int Run(Config config) {
                                             config.seconds, " s window (--seconds)")));
     }
   }
-  if (access(config.train_binary.c_str(), X_OK) != 0) {
-    std::fprintf(stderr, "tj-bench-goodput: %s is not executable (build tj-train)\n",
-                 config.train_binary.c_str());
-    return 1;
-  }
-  if (!std::filesystem::exists(config.data)) {
-    std::fprintf(stderr,
-                 "tj-bench-goodput: no data at %s (Debian package python3-sklearn ships the "
-                 "digits; scripts/install-deps.sh)\n",
-                 config.data.c_str());
-    return 1;
-  }
+  if (!TrainJobInputsPresent("tj-bench-goodput", config.train_binary, config.data)) return 1;
   const json machine = MachineDescription();
   std::printf(
       "tj-bench-goodput: tj-train jobs of 1 PS + %d workers + coordinator on 127.0.0.1, "

@@ -72,10 +72,10 @@ struct Config {
   std::string dir = "/var/tmp";
   int reps = 5;
   int workers = 2;
-  int notice_step = 50;          // notices are sent once the progress file reports this step
-  int step_ms = 20;              // --step-sleep-ms for the notice and PS-kill scenarios
+  int notice_step = 50;           // notices are sent once the progress file reports this step
+  int step_ms = 20;               // --step-sleep-ms for the notice and PS-kill scenarios
   int worker_kill_step_ms = 200;  // --step-sleep-ms for the worker-kill scenario
-  int checkpoint_interval = 25;  // TJ_CHECKPOINT_INTERVAL_STEPS for the PS-kill scenario
+  int checkpoint_interval = 25;   // TJ_CHECKPOINT_INTERVAL_STEPS for the PS-kill scenario
   std::string only = "sigterm,ps-notice,worker-kill,ps-kill";
   bool keep = false;
   std::string json_path;
@@ -98,11 +98,8 @@ absl::StatusOr<std::unique_ptr<Job>> MakeJob(const Config& config, const std::st
 }
 
 std::vector<std::string> TrainArgs(const Config& config, int step_ms, int epochs) {
-  return {"--model=softmax",
-          "--data=" + config.data,
-          absl::StrCat("--epochs=", epochs),
-          absl::StrCat("--step-sleep-ms=", step_ms),
-          "--log-every-steps=1"};
+  return {"--model=softmax", "--data=" + config.data, absl::StrCat("--epochs=", epochs),
+          absl::StrCat("--step-sleep-ms=", step_ms), "--log-every-steps=1"};
 }
 
 // Enough epochs that the job is still training when the benchmark acts (at most a few hundred
@@ -118,11 +115,13 @@ struct StepTiming {
   int64_t steps = 0;      // steps timed
 };
 absl::StatusOr<StepTiming> TimeSteps(const Job& job, int64_t from, int64_t to, int workers) {
-  auto a = WaitForProgress(job, [&](const Progress& p) { return p.step >= from; },
-                           absl::Minutes(3), absl::StrCat("step ", from));
+  auto a = WaitForProgress(
+      job, [&](const Progress& p) { return p.step >= from; }, absl::Minutes(3),
+      absl::StrCat("step ", from));
   if (!a.ok()) return a.status();
-  auto b = WaitForProgress(job, [&](const Progress& p) { return p.step >= to; }, absl::Minutes(3),
-                           absl::StrCat("step ", to));
+  auto b = WaitForProgress(
+      job, [&](const Progress& p) { return p.step >= to; }, absl::Minutes(3),
+      absl::StrCat("step ", to));
   if (!b.ok()) return b.status();
   StepTiming t;
   t.steps = b->progress.step - a->progress.step;
@@ -156,8 +155,8 @@ std::optional<CheckpointLine> LastCheckpointLine(const std::string& log) {
 
 struct NoticeRep {
   double notice_to_exit_s = 0;
-  double step_s = 0;       // baseline: one step (from the progress file, this repetition)
-  double interval_s = 0;   // between steps of the job
+  double step_s = 0;        // baseline: one step (from the progress file, this repetition)
+  double interval_s = 0;    // between steps of the job
   double checkpoint_s = 0;  // baseline: the preemption checkpoint's write (the chief's log)
   int64_t checkpoint_bytes = 0;
   int64_t step_at_notice = 0;
@@ -230,12 +229,12 @@ struct WorkerKillRep {
   double step_s = 0;      // baseline: one step on one worker
   double interval_s = 0;  // between steps of the job, all workers up
   int64_t step_at_kill = 0;
-  int64_t put_back = 0;              // closures the coordinator put back (its log)
-  int64_t in_flight = 0;             // steps taken to be in flight: put_back x workers
-  double detected_s = -1;            // kill -> "putting back" in the chief's log (ms stamps)
-  double first_progress_s = 0;       // kill -> the next step reported
-  double recovered_s = 0;            // kill -> step_at_kill + in_flight reported
-  double ratio = 0;                  // recovered / step
+  int64_t put_back = 0;         // closures the coordinator put back (its log)
+  int64_t in_flight = 0;        // steps taken to be in flight: put_back x workers
+  double detected_s = -1;       // kill -> "putting back" in the chief's log (ms stamps)
+  double first_progress_s = 0;  // kill -> the next step reported
+  double recovered_s = 0;       // kill -> step_at_kill + in_flight reported
+  double ratio = 0;             // recovered / step
 };
 
 absl::StatusOr<WorkerKillRep> MeasureWorkerKill(const Config& config, int rep) {
@@ -250,7 +249,8 @@ absl::StatusOr<WorkerKillRep> MeasureWorkerKill(const Config& config, int rep) {
   // Steps over about 2 s with every worker up.
   const int64_t from = 3;
   const int64_t to =
-      from + std::max<int64_t>(4, static_cast<int64_t>(2000 * config.workers / std::max(1, step_ms)));
+      from +
+      std::max<int64_t>(4, static_cast<int64_t>(2000 * config.workers / std::max(1, step_ms)));
   auto timing = TimeSteps(j, from, to, config.workers);
   if (!timing.ok()) return timing.status();
   WorkerKillRep r;
@@ -258,12 +258,13 @@ absl::StatusOr<WorkerKillRep> MeasureWorkerKill(const Config& config, int rep) {
   r.interval_s = timing->interval_s;
   // Just after a step is reported, wait a fraction of a step that varies with the repetition so
   // the kill lands at different points of the victim's step (each worker is always busy).
-  auto next = WaitForProgress(j, [&](const Progress& p) { return p.step > to; }, absl::Minutes(1),
-                              "a step before the kill");
+  auto next = WaitForProgress(
+      j, [&](const Progress& p) { return p.step > to; }, absl::Minutes(1),
+      "a step before the kill");
   if (!next.ok()) return next.status();
   const double phase = 0.2 + 0.6 * (static_cast<double>(rep % 4) / 4.0);
-  std::this_thread::sleep_for(std::chrono::microseconds(
-      static_cast<int64_t>(phase * r.step_s * 1e6 / config.workers)));
+  std::this_thread::sleep_for(
+      std::chrono::microseconds(static_cast<int64_t>(phase * r.step_s * 1e6 / config.workers)));
   const auto progress = j.ReadProgress();
   r.step_at_kill = progress.has_value() ? progress->step : next->progress.step;
   const std::string victim = absl::StrCat("worker-", config.workers - 1);
@@ -273,16 +274,16 @@ absl::StatusOr<WorkerKillRep> MeasureWorkerKill(const Config& config, int rep) {
 
   // The next step, then the steps the workers held at the kill: the victim's (put back, counted in
   // the chief's log) and the survivors'.
-  auto first = WaitForProgress(j, [&](const Progress& p) { return p.step > r.step_at_kill; },
-                               absl::Minutes(1), "a step after the kill");
+  auto first = WaitForProgress(
+      j, [&](const Progress& p) { return p.step > r.step_at_kill; }, absl::Minutes(1),
+      "a step after the kill");
   if (!first.ok()) return first.status();
   r.first_progress_s = SecondsBetween(killed, first->at);
   // "worker <i> (<address>): putting back <n> unanswered closure(s)", once the coordinator has
   // seen the victim's stream fail.
   static const std::regex put_back_re(R"(worker (\d+) \([^)]*\): putting back (\d+) unanswered)");
-  const std::string needle =
-      absl::StrCat("worker ", config.workers - 1, " (", j.worker_address(config.workers - 1),
-                   "): putting back");
+  const std::string needle = absl::StrCat("worker ", config.workers - 1, " (",
+                                          j.worker_address(config.workers - 1), "): putting back");
   std::optional<absl::Time> put_back_at;
   for (int i = 0; i < 2000 && r.put_back == 0; ++i) {
     const std::string log = j.Log("chief");
@@ -301,8 +302,9 @@ absl::StatusOr<WorkerKillRep> MeasureWorkerKill(const Config& config, int rep) {
   // every worker, so each is taken to hold as many as the victim did.
   r.in_flight = r.put_back * config.workers;
   const int64_t target = r.step_at_kill + r.in_flight;
-  auto recovered = WaitForProgress(j, [&](const Progress& p) { return p.step >= target; },
-                                   absl::Minutes(1), absl::StrCat("step ", target));
+  auto recovered = WaitForProgress(
+      j, [&](const Progress& p) { return p.step >= target; }, absl::Minutes(1),
+      absl::StrCat("step ", target));
   if (!recovered.ok()) return recovered.status();
   r.recovered_s = SecondsBetween(killed, recovered->at);
   r.ratio = r.recovered_s / r.step_s;
@@ -319,7 +321,7 @@ struct PsKillRep {
   double checkpoint_s = 0;  // baseline: the last periodic checkpoint's write (the chief's log)
   int64_t step_at_kill = 0;
   int64_t restored_step = 0;
-  double kill_to_exit_s = 0;        // PS SIGKILL -> coordinator exit 42
+  double kill_to_exit_s = 0;         // PS SIGKILL -> coordinator exit 42
   double restart_to_restored_s = 0;  // PS + coordinator started -> checkpoint restored
   double restored_to_step_s = 0;     // restored -> first step past it reported
   double restart_to_step_s = 0;      // PS + coordinator started -> first step past the checkpoint
@@ -336,12 +338,13 @@ absl::StatusOr<PsKillRep> MeasurePsKill(const Config& config, int rep) {
   // Servers up first (LISTENING is not read: wait for their log to say they serve), so the cold
   // start is the coordinator's own.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const std::vector<std::string> args = TrainArgs(config, config.step_ms, EpochsFor(config.step_ms));
+  const std::vector<std::string> args =
+      TrainArgs(config, config.step_ms, EpochsFor(config.step_ms));
   PsKillRep r;
   const auto started = Clock::now();
   if (absl::Status s = j.StartChief(args); !s.ok()) return s;
-  auto first = WaitForProgress(j, [](const Progress& p) { return p.step >= 1; }, absl::Minutes(3),
-                               "the first step");
+  auto first = WaitForProgress(
+      j, [](const Progress& p) { return p.step >= 1; }, absl::Minutes(3), "the first step");
   if (!first.ok()) return first.status();
   r.cold_start_s = SecondsBetween(started, first->at);
   const int64_t kill_at = 2 * config.checkpoint_interval + config.checkpoint_interval / 2;
@@ -418,7 +421,8 @@ std::string Ratio(const Stat& s) {
 }
 
 bool Selected(const Config& config, const std::string& name) {
-  return absl::StrCat(",", config.only, ",").find(absl::StrCat(",", name, ",")) != std::string::npos;
+  return absl::StrCat(",", config.only, ",").find(absl::StrCat(",", name, ",")) !=
+         std::string::npos;
 }
 
 int Run(Config config) {
@@ -426,22 +430,12 @@ int Run(Config config) {
     config.reps = 1;
     config.worker_kill_step_ms = std::min(config.worker_kill_step_ms, 100);
   }
-  if (access(config.train_binary.c_str(), X_OK) != 0) {
-    std::fprintf(stderr, "tj-bench-recovery: %s is not executable (build tj-train)\n",
-                 config.train_binary.c_str());
-    return 1;
-  }
-  if (!std::filesystem::exists(config.data)) {
-    std::fprintf(stderr,
-                 "tj-bench-recovery: no data at %s (Debian package python3-sklearn ships the "
-                 "digits; scripts/install-deps.sh)\n",
-                 config.data.c_str());
-    return 1;
-  }
+  if (!TrainJobInputsPresent("tj-bench-recovery", config.train_binary, config.data)) return 1;
   const json machine = MachineDescription();
-  std::printf("tj-bench-recovery: tj-train jobs of 1 PS + %d workers + coordinator on 127.0.0.1, "
-              "digits softmax, a fresh job per repetition; %d repetitions (median, min, max)\n",
-              config.workers, config.reps);
+  std::printf(
+      "tj-bench-recovery: tj-train jobs of 1 PS + %d workers + coordinator on 127.0.0.1, "
+      "digits softmax, a fresh job per repetition; %d repetitions (median, min, max)\n",
+      config.workers, config.reps);
   std::printf("machine: %d CPUs, %s, load %s; build %s\n\n", machine["nproc"].get<int>(),
               machine["cpu_model"].get<std::string>().c_str(),
               machine["loadavg_at_start"].get<std::string>().c_str(), TJ_BENCH_BUILD_TYPE);
@@ -519,9 +513,9 @@ int Run(Config config) {
                            {"ratio", r.ratio}});
     }
     const std::string key = sigterm ? "notice_sigterm" : "notice_ps";
-    out[key] = {{"notice_to_exit_s", ToJson(exit)}, {"step_s", ToJson(step)},
-                {"interval_s", ToJson(interval)},   {"checkpoint_s", ToJson(ckpt)},
-                {"budget_s", ToJson(budget)},       {"ratio", ToJson(ratio)},
+    out[key] = {{"notice_to_exit_s", ToJson(exit)},    {"step_s", ToJson(step)},
+                {"interval_s", ToJson(interval)},      {"checkpoint_s", ToJson(ckpt)},
+                {"budget_s", ToJson(budget)},          {"ratio", ToJson(ratio)},
                 {"steps_after_notice", ToJson(drain)}, {"reps", reps_json}};
     targets.push_back({{"name", key + "_exit_within_step_checkpoint_200ms"},
                        {"target", 1.0},
@@ -559,9 +553,10 @@ int Run(Config config) {
     std::printf("  %-46s %s\n", "  (interval between the job's steps)", Ms(interval).c_str());
     std::printf("  %-46s %s\n", "ratio recovery / step", Ratio(ratio).c_str());
     std::printf("  %-46s %8.0f %8.0f %8.0f\n", "closures put back", pb.median, pb.min, pb.max);
-    std::printf("  (steps in flight: the victim's put-back closures x workers, as every worker "
-                "holds a window like the victim's; target < %.0f s)\n\n",
-                kTargetWorkerRecoverySeconds);
+    std::printf(
+        "  (steps in flight: the victim's put-back closures x workers, as every worker "
+        "holds a window like the victim's; target < %.0f s)\n\n",
+        kTargetWorkerRecoverySeconds);
     std::fflush(stdout);
     json reps_json = json::array();
     for (const WorkerKillRep& r : reps) {
@@ -575,14 +570,10 @@ int Run(Config config) {
                            {"in_flight", r.in_flight},
                            {"ratio", r.ratio}});
     }
-    out["worker_kill"] = {{"recovered_s", ToJson(recovered)},
-                          {"first_progress_s", ToJson(first)},
-                          {"detected_s", ToJson(detected)},
-                          {"step_s", ToJson(step)},
-                          {"interval_s", ToJson(interval)},
-                          {"ratio", ToJson(ratio)},
-                          {"put_back", ToJson(pb)},
-                          {"reps", reps_json}};
+    out["worker_kill"] = {{"recovered_s", ToJson(recovered)}, {"first_progress_s", ToJson(first)},
+                          {"detected_s", ToJson(detected)},   {"step_s", ToJson(step)},
+                          {"interval_s", ToJson(interval)},   {"ratio", ToJson(ratio)},
+                          {"put_back", ToJson(pb)},           {"reps", reps_json}};
     targets.push_back({{"name", "worker_kill_recovery_s"},
                        {"target", kTargetWorkerRecoverySeconds},
                        {"median", recovered.median},
@@ -612,9 +603,10 @@ int Run(Config config) {
       lost.push_back(static_cast<double>(r.step_at_kill - r.restored_step));
     }
     const Stat lost_steps = Summarize(lost);
-    std::printf("PS SIGKILLed -> coordinator exit %d -> PS + coordinator restarted -> checkpoint "
-                "restored -> next step (step sleep %d ms, checkpoint every %d steps), ms\n",
-                kRestartExitCode, config.step_ms, config.checkpoint_interval);
+    std::printf(
+        "PS SIGKILLed -> coordinator exit %d -> PS + coordinator restarted -> checkpoint "
+        "restored -> next step (step sleep %d ms, checkpoint every %d steps), ms\n",
+        kRestartExitCode, config.step_ms, config.checkpoint_interval);
     std::printf("  %-46s %8s %8s %8s\n", "", "median", "min", "max");
     std::printf("  %-46s %s\n", "PS kill -> coordinator exit 42", Ms(to_exit).c_str());
     std::printf("  %-46s %s\n", "restart -> checkpoint restored", Ms(to_restored).c_str());
@@ -667,16 +659,18 @@ int Run(Config config) {
     if (t["name"] == "ps_kill_phases") {
       std::printf("  PS kill -> restart -> restored -> step: reported per phase (no target)\n");
     } else if (t["name"] == "worker_kill_recovery_s") {
-      std::printf("  worker killed -> steps in flight done elsewhere < %.0f s: %s (median %.0f ms, "
-                  "max %.0f ms)\n",
-                  kTargetWorkerRecoverySeconds, t["met"].get<bool>() ? "MET" : "MISSED",
-                  1e3 * t["median"].get<double>(), 1e3 * t["max"].get<double>());
+      std::printf(
+          "  worker killed -> steps in flight done elsewhere < %.0f s: %s (median %.0f ms, "
+          "max %.0f ms)\n",
+          kTargetWorkerRecoverySeconds, t["met"].get<bool>() ? "MET" : "MISSED",
+          1e3 * t["median"].get<double>(), 1e3 * t["max"].get<double>());
     } else {
-      std::printf("  %s: notice -> exit <= step + checkpoint + 200 ms: %s (ratio median %.2f, "
-                  "max %.2f)\n",
-                  t["name"].get<std::string>().starts_with("notice_sigterm") ? "SIGTERM" : "PS notice",
-                  t["met"].get<bool>() ? "MET" : "MISSED", t["ratio_median"].get<double>(),
-                  t["ratio_max"].get<double>());
+      std::printf(
+          "  %s: notice -> exit <= step + checkpoint + 200 ms: %s (ratio median %.2f, "
+          "max %.2f)\n",
+          t["name"].get<std::string>().starts_with("notice_sigterm") ? "SIGTERM" : "PS notice",
+          t["met"].get<bool>() ? "MET" : "MISSED", t["ratio_median"].get<double>(),
+          t["ratio_max"].get<double>());
     }
   }
   if (config.quick) std::printf("  (--quick: one repetition each; not meaningful)\n");

@@ -2,7 +2,9 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -181,6 +183,23 @@ std::optional<absl::Time> LogTimeOf(const std::string& log, const std::string& n
   auto line = LogLineAfter(log, needle, after);
   if (!line.has_value()) return std::nullopt;
   return line->at;
+}
+
+bool TrainJobInputsPresent(const std::string& program, const std::string& train_binary,
+                           const std::string& data) {
+  if (access(train_binary.c_str(), X_OK) != 0) {
+    std::fprintf(stderr, "%s: %s is not executable (build tj-train)\n", program.c_str(),
+                 train_binary.c_str());
+    return false;
+  }
+  if (!std::filesystem::exists(data)) {
+    std::fprintf(stderr,
+                 "%s: no data at %s (Debian package python3-sklearn ships the digits; "
+                 "scripts/install-deps.sh)\n",
+                 program.c_str(), data.c_str());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace tj::bench

@@ -102,6 +102,11 @@ absl::StatusOr<SeenProgress> WaitForProgress(const TrainJob& job,
                                              const std::function<bool(const TrainProgress&)>& done,
                                              absl::Duration timeout, const std::string& what);
 
+// Whether a job can start: `train_binary` executable and the digits CSV at `data`; prints what is
+// missing (naming `program`) to stderr.
+bool TrainJobInputsPresent(const std::string& program, const std::string& train_binary,
+                           const std::string& data);
+
 // The first line of `log` (spdlog "[%Y-%m-%d %H:%M:%S.%e]", local time) containing `needle`
 // stamped at or after `after`, and its stamp (millisecond resolution).
 struct LogLine {
