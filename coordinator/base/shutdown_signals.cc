@@ -7,11 +7,16 @@
 
 namespace tj {
 
-sigset_t BlockShutdownSignals() {
+sigset_t ShutdownSignalSet() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  return signals;
+}
+
+sigset_t BlockShutdownSignals() {
+  const sigset_t signals = ShutdownSignalSet();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
 }

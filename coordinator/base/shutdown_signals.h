@@ -8,6 +8,9 @@
 
 namespace tj {
 
+// {SIGTERM, SIGINT}: the signals that stop a process of the job.
+sigset_t ShutdownSignalSet();
+
 // Blocks SIGTERM and SIGINT in the calling thread and returns the set. Call first thing in main.
 sigset_t BlockShutdownSignals();
 

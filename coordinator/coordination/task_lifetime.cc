@@ -12,14 +12,6 @@
 namespace tj {
 namespace {
 
-sigset_t ShutdownSignals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  return signals;
-}
-
 // A signal already pending, without waiting.
 std::optional<int> PendingSignal(const sigset_t& signals) {
   const timespec no_wait{0, 0};
@@ -74,7 +66,7 @@ int ServeTaskUntilSignalled(const TaskLifetime& lifetime) {
     heartbeats.emplace(lifetime.coordinator_address, MakeTaskId(lifetime.task_type, lifetime.task),
                        lifetime.incarnation, lifetime.address);
   }
-  const sigset_t signals = ShutdownSignals();
+  const sigset_t signals = ShutdownSignalSet();
   const int signal_number = WaitForSignal(signals);
   const std::string signal_name = std::string("SIG") + sigabbrev_np(signal_number);
   spdlog::info("{}: {} task {}: {}", lifetime.program, lifetime.task_type, lifetime.task,

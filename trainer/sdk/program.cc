@@ -170,10 +170,7 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
   // after the training loop there is nothing to checkpoint: exit at once, with the restart code.
   std::thread([preemption_owner, name = program.name, code = termination.exit_code] {
     PreemptionCheckpointHandler& preemption = *preemption_owner;
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
+    const sigset_t signals = ShutdownSignalSet();
     while (true) {
       const int signal_number = WaitForSignal(signals);
       if (!preemption.attached()) {
