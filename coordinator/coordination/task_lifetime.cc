@@ -5,6 +5,8 @@
 
 #include <optional>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "coordinator/base/job_token.h"
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/coordination/coordination_client.h"
@@ -36,21 +38,27 @@ void LingerForCoordinator(const TaskLifetime& lifetime, const sigset_t& signals,
       lifetime.program, lifetime.task_type, lifetime.task, lifetime.coordinator_address,
       absl::FormatDuration(lifetime.max_linger), notice->decision());
   const absl::Time give_up = absl::Now() + lifetime.max_linger;
+  // A wait held open on the coordinator (a key nobody sets) ends with an error the moment that
+  // process goes, even if a restarted coordinator is listening on the same address a moment
+  // later: polling could mistake the successor for it and keep this PS serving a new coordinator
+  // that would restore onto it and then lose it.
+  const std::string never_set = absl::StrCat("tj/linger/", lifetime.task_type, "/", lifetime.task);
   while (absl::Now() < give_up) {
-    const timespec poll = absl::ToTimespec(lifetime.linger_poll);
-    if (const int again = sigtimedwait(&signals, nullptr, &poll); again > 0) {
+    const timespec no_wait{0, 0};
+    if (const int again = sigtimedwait(&signals, nullptr, &no_wait); again > 0) {
       spdlog::info("{}: {} task {}: SIG{} again: stopping now", lifetime.program,
                    lifetime.task_type, lifetime.task, sigabbrev_np(again));
       return;
     }
-    // Only an unreachable coordinator is done: NotFound just means the heartbeat thread has not
-    // registered this task with it yet.
-    absl::Status alive = coordinator.Heartbeat(self, lifetime.incarnation);
-    if (absl::IsUnavailable(alive) || absl::IsDeadlineExceeded(alive)) {
-      spdlog::info("{}: {} task {}: the coordinator is done ({}): stopping", lifetime.program,
-                   lifetime.task_type, lifetime.task, alive.ToString());
-      return;
+    absl::StatusOr<std::string> held = coordinator.Get(never_set, lifetime.linger_poll);
+    // The coordinator's own "not set within" answer: it is still there.
+    if (absl::IsDeadlineExceeded(held.status()) &&
+        absl::StrContains(held.status().message(), "was not set within")) {
+      continue;
     }
+    spdlog::info("{}: {} task {}: the coordinator is done ({}): stopping", lifetime.program,
+                 lifetime.task_type, lifetime.task, held.status().ToString());
+    return;
   }
   spdlog::warn("{}: {} task {}: the coordinator still answers after {}: stopping anyway",
                lifetime.program, lifetime.task_type, lifetime.task,

@@ -26,7 +26,7 @@ struct TaskLifetime {
   std::string coordinator_address;  // empty: no coordinator to register with
   bool serve_until_coordinator_done = false;
   absl::Duration max_linger = absl::Minutes(5);
-  absl::Duration linger_poll = absl::Milliseconds(250);
+  absl::Duration linger_poll = absl::Milliseconds(500);  // how often a second signal is seen
 };
 
 // Blocks until SIGTERM or SIGINT (blocked by the caller with BlockShutdownSignals()), then, for a
