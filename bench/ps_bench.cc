@@ -34,6 +34,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "bench/bench_support.h"
+#include "coordinator/base/malloc_tuning.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/ps/sharded_ps_client.h"
 #include "coordinator/ps/variable_store.h"
@@ -67,7 +68,7 @@ struct Config {
   std::string ps_log;
   std::string sizes_csv = "1K,64K,1M,16M,64M";
   std::vector<int64_t> sizes;
-  int reps = 7;                              // repetitions per size (median reported)
+  int reps = 7;                               // repetitions per size (median reported)
   int64_t bytes_per_rep = int64_t{64} << 20;  // small tensors: calls per repetition move this much
   int max_calls_per_rep = 2000;
   int iperf_seconds = 3;
@@ -142,9 +143,9 @@ IperfResult RunIperf(int seconds) {
   // The server needs a moment to listen; the client fails fast until it does.
   std::string last_error;
   for (int attempt = 0; attempt < 50; ++attempt) {
-    auto client = RunCommand({"iperf3", "-c", "127.0.0.1", "-p", port_arg, "-t",
-                              absl::StrCat(seconds), "-J"},
-                             /*capture_stderr=*/false, absl::Seconds(seconds + 30));
+    auto client =
+        RunCommand({"iperf3", "-c", "127.0.0.1", "-p", port_arg, "-t", absl::StrCat(seconds), "-J"},
+                   /*capture_stderr=*/false, absl::Seconds(seconds + 30));
     if (!client.ok()) {
       last_error = std::string(client.status().message());
       break;
@@ -216,12 +217,14 @@ absl::StatusOr<DenseRow> MeasureDense(const Config& config, const PsClient& ps,
   const v1::Tensor delta = FloatTensor(elements, 1e-3f);
   const std::vector<std::string> names = {name};
 
+  // Pulls receive into the same tensors every call, as a worker pulling its variables each step
+  // does (PsClient::PullInto): fresh 64 MiB buffers would measure page faults, not the data path.
+  std::vector<v1::Tensor> received;
   auto pull = [&]() -> absl::Status {
-    auto values = ps.Pull(names);
-    if (!values.ok()) return values.status();
-    if ((*values)[0].data().size() != static_cast<size_t>(bytes)) {
-      return absl::InternalError(absl::StrCat("pull of ", name, " returned ",
-                                              (*values)[0].data().size(), " bytes"));
+    if (absl::Status s = ps.PullInto(names, received); !s.ok()) return s;
+    if (received[0].data().size() != static_cast<size_t>(bytes)) {
+      return absl::InternalError(
+          absl::StrCat("pull of ", name, " returned ", received[0].data().size(), " bytes"));
     }
     return absl::OkStatus();
   };
@@ -314,7 +317,7 @@ std::string IdBytes(std::span<const int64_t> ids) {
 
 // The batches every sparse measurement uses, identical for the RPC and in-process paths.
 struct SparseBatches {
-  std::vector<std::vector<int64_t>> measured;  // distinct ids within each batch
+  std::vector<std::vector<int64_t>> measured;     // distinct ids within each batch
   std::vector<std::vector<int64_t>> first_touch;  // every id of the space once, shuffled
   std::vector<v1::LookupRequest> lookups;
   std::vector<v1::PushSparseRequest> pushes;
@@ -405,8 +408,8 @@ absl::StatusOr<SparseResult> MeasureSparse(const Config& config, const SparseBat
     if (absl::Status s = path.lookup(i); !s.ok()) return s;
     if (absl::Status s = path.push(i); !s.ok()) return s;
   }
-  auto measure = [&](const std::function<absl::Status(size_t)>& call, double& median,
-                     double& best, double& client_cpu, double& ps_cpu_out) -> absl::Status {
+  auto measure = [&](const std::function<absl::Status(size_t)>& call, double& median, double& best,
+                     double& client_cpu, double& ps_cpu_out) -> absl::Status {
     std::vector<double> rates;
     double cpu_self = 0, cpu_ps = 0;
     for (int r = 0; r < config.sparse_reps; ++r) {
@@ -430,15 +433,14 @@ absl::StatusOr<SparseResult> MeasureSparse(const Config& config, const SparseBat
     ps_cpu_out = cpu_ps / mids;
     return absl::OkStatus();
   };
-  if (absl::Status s = measure(path.lookup, result.lookup_median, result.lookup_best,
-                               result.lookup_client_cpu_s_per_mids,
-                               result.lookup_ps_cpu_s_per_mids);
+  if (absl::Status s =
+          measure(path.lookup, result.lookup_median, result.lookup_best,
+                  result.lookup_client_cpu_s_per_mids, result.lookup_ps_cpu_s_per_mids);
       !s.ok()) {
     return s;
   }
-  if (absl::Status s =
-          measure(path.push, result.push_median, result.push_best,
-                  result.push_client_cpu_s_per_mids, result.push_ps_cpu_s_per_mids);
+  if (absl::Status s = measure(path.push, result.push_median, result.push_best,
+                               result.push_client_cpu_s_per_mids, result.push_ps_cpu_s_per_mids);
       !s.ok()) {
     return s;
   }
@@ -506,8 +508,7 @@ int Run(Config config) {
   }
 
   std::printf("Parameter-server data path (tj-bench-ps): one tj-ps at %s, %d CPUs, load %s\n\n",
-              ps_process.address().c_str(), machine["nproc"].get<int>(),
-              LoadAverage().c_str());
+              ps_process.address().c_str(), machine["nproc"].get<int>(), LoadAverage().c_str());
   std::fflush(stdout);
 
   // Dense, between two iperf3 runs: the baseline for the ratios is the higher of the two (the
@@ -538,12 +539,10 @@ int Run(Config config) {
                 (iperf_before.available ? iperf_after.note : iperf_before.note).c_str());
   }
 
-  std::printf(
-      "Dense float32 Pull / Push through PsClient (assign_add), MiB/s, median of %d reps\n",
-      config.reps);
+  std::printf("Dense float32 Pull / Push through PsClient (assign_add), MiB/s, median of %d reps\n",
+              config.reps);
   std::printf("  %-8s %6s %10s %10s %10s %10s %8s %8s %11s %11s\n", "size", "calls", "pull",
-              "pull best", "push", "push best", "pull/TCP", "push/TCP", "pull us/op",
-              "push us/op");
+              "pull best", "push", "push best", "pull/TCP", "push/TCP", "pull us/op", "push us/op");
   for (const DenseRow& row : dense) {
     const std::string pull_ratio =
         have_tcp ? absl::StrFormat("%7.1f%%", 100 * row.pull_median / tcp_mib_s) : "      -";
@@ -624,8 +623,8 @@ int Run(Config config) {
   std::printf(
       "Sparse, one PS: table dim %d, batches of %zu distinct ids of %lld, ids/s, median of %d "
       "reps of %d calls\n",
-      kDim, batches.measured[0].size(), static_cast<long long>(config.id_space),
-      config.sparse_reps, config.sparse_calls);
+      kDim, batches.measured[0].size(), static_cast<long long>(config.id_space), config.sparse_reps,
+      config.sparse_calls);
   std::printf("  %-36s %12s %12s %12s %10s %10s %12s\n", "path", "lookup", "push_sparse",
               "first touch", "lookup/in", "push/in", "us/batch l/p");
   for (const SparseResult* r : {&*local_result, &*rpc_result, &*sharded_result}) {
@@ -636,11 +635,11 @@ int Run(Config config) {
                 r->lookup_median / local_result->lookup_median,
                 r->push_median / local_result->push_median, r->lookup_call_us, r->push_call_us);
   }
-  std::printf("  CPU seconds per million ids: %-36s %8s %8s %8s %8s\n", "",
-              "l client", "l PS", "p client", "p PS");
+  std::printf("  CPU seconds per million ids: %-36s %8s %8s %8s %8s\n", "", "l client", "l PS",
+              "p client", "p PS");
   for (const SparseResult* r : {&*local_result, &*rpc_result, &*sharded_result}) {
-    std::printf("                               %-36s %8.3f %8.3f %8.3f %8.3f\n",
-                r->label.c_str(), r->lookup_client_cpu_s_per_mids, r->lookup_ps_cpu_s_per_mids,
+    std::printf("                               %-36s %8.3f %8.3f %8.3f %8.3f\n", r->label.c_str(),
+                r->lookup_client_cpu_s_per_mids, r->lookup_ps_cpu_s_per_mids,
                 r->push_client_cpu_s_per_mids, r->push_ps_cpu_s_per_mids);
   }
   std::printf("  (first touch: one pass over the whole id space, creating every row)\n\n");
@@ -727,24 +726,23 @@ int Run(Config config) {
            {"reps", reps}});
     }
     out["dense"] = dense_json;
-    out["sparse"] = {{"in_process", ToJson(*local_result)},
-                     {"ps_client", ToJson(*rpc_result)},
-                     {"sharded_ps_client", ToJson(*sharded_result)},
-                     {"lookup_rpc_vs_in_process",
-                      rpc_result->lookup_median / local_result->lookup_median},
-                     {"push_sparse_rpc_vs_in_process",
-                      rpc_result->push_median / local_result->push_median}};
-    out["targets"] = json::array(
-        {{{"name", "dense_64mib_fraction_of_tcp"},
-          {"target", kTargetDenseFractionOfTcp},
-          {"pull", target_row != nullptr && have_tcp ? json(pull_frac) : json(nullptr)},
-          {"push", target_row != nullptr && have_tcp ? json(push_frac) : json(nullptr)},
-          {"met", dense_met.has_value() ? json(*dense_met) : json(nullptr)}},
-         {{"name", "sparse_ids_per_s_one_ps"},
-          {"target", kTargetSparseIdsPerSecond},
-          {"lookup", rpc_result->lookup_median},
-          {"push_sparse", rpc_result->push_median},
-          {"met", sparse_met}}});
+    out["sparse"] = {
+        {"in_process", ToJson(*local_result)},
+        {"ps_client", ToJson(*rpc_result)},
+        {"sharded_ps_client", ToJson(*sharded_result)},
+        {"lookup_rpc_vs_in_process", rpc_result->lookup_median / local_result->lookup_median},
+        {"push_sparse_rpc_vs_in_process", rpc_result->push_median / local_result->push_median}};
+    out["targets"] =
+        json::array({{{"name", "dense_64mib_fraction_of_tcp"},
+                      {"target", kTargetDenseFractionOfTcp},
+                      {"pull", target_row != nullptr && have_tcp ? json(pull_frac) : json(nullptr)},
+                      {"push", target_row != nullptr && have_tcp ? json(push_frac) : json(nullptr)},
+                      {"met", dense_met.has_value() ? json(*dense_met) : json(nullptr)}},
+                     {{"name", "sparse_ids_per_s_one_ps"},
+                      {"target", kTargetSparseIdsPerSecond},
+                      {"lookup", rpc_result->lookup_median},
+                      {"push_sparse", rpc_result->push_median},
+                      {"met", sparse_met}}});
     if (!WriteJsonFile(config.json_path, out, "tj-bench-ps")) return 1;
   }
   return 0;
@@ -754,6 +752,8 @@ int Run(Config config) {
 }  // namespace tj::bench
 
 int main(int argc, char** argv) {
+  // The benchmark is the client side of the data path, as a worker process is.
+  tj::TuneMallocForLargeTensors();
   tj::bench::Config config;
   CLI::App app{
       "tj-bench-ps: parameter-server dense and sparse data path against a real tj-ps, with "

@@ -29,7 +29,8 @@ void CheckOrDie(bool ok, const DenseVariableConfig& config, const v1::Tensor& te
 DenseVariable::DenseVariable(DenseVariableConfig config)
     : config_(std::move(config)),
       num_elements_(static_cast<size_t>(config_.spec.num_elements())),
-      values_(num_elements_) {
+      values_(FloatBuffer::Allocate(num_elements_)) {
+  std::fill_n(values_->data(), num_elements_, 0.0f);
   slots_.reserve(static_cast<size_t>(config_.optimizer.num_slots()));
   for (int s = 0; s < config_.optimizer.num_slots(); ++s) {
     slots_.emplace_back(num_elements_, config_.optimizer.slot_initial_value(s));
@@ -44,11 +45,11 @@ DenseVariable::DenseVariable(DenseVariableConfig config, const v1::VariableSpec&
     CheckOrDie(config_.spec.dtype == v1::DTYPE_FLOAT32 &&
                    value.data().size() == num_elements_ * sizeof(float),
                config_, value, "DenseVariable");
-    std::memcpy(values_.data(), value.data().data(), value.data().size());
+    std::memcpy(values_->data(), value.data().data(), value.data().size());
   } else {
     FillInitialValues(spec.initializer(),
                       InitializerStream(spec.initializer(), InitializerName(spec)),
-                      config_.first_element, values_);
+                      config_.first_element, std::span<float>(values_->data(), num_elements_));
   }
 }
 
@@ -66,16 +67,52 @@ void DenseVariable::CopyTo(v1::Tensor& out) const {
   data->clear();
   data->reserve(num_bytes);
   std::shared_lock lock(mu_);
-  data->assign(reinterpret_cast<const char*>(values_.data()), num_bytes);
+  data->assign(reinterpret_cast<const char*>(values_->data()), num_bytes);
+}
+
+PinnedFloats DenseVariable::PinValues() const {
+  std::shared_lock lock(mu_);
+  return PinnedFloats(values_);
+}
+
+float* DenseVariable::WritableValuesLocked() {
+  if (values_->pinned()) {
+    std::shared_ptr<FloatBuffer> copy = FloatBuffer::Allocate(num_elements_);
+    std::memcpy(copy->data(), values_->data(), values_->num_bytes());
+    // The pinned buffer lives on with its readers and goes back to the pool after them.
+    values_ = std::move(copy);
+  }
+  return values_->data();
 }
 
 void DenseVariable::Apply(const v1::Tensor& grad) {
   CheckOrDie(config_.spec.Matches(grad) && grad.data().size() == num_elements_ * sizeof(float),
              config_, grad, "Apply");
   std::unique_lock lock(mu_);
-  ApplyUpdate(config_.optimizer, step_, num_elements_, grad.data().data(), values_.data(),
+  ApplyUpdate(config_.optimizer, step_, num_elements_, grad.data().data(), WritableValuesLocked(),
               slots_.empty() ? nullptr : slots_[0].data(),
               slots_.size() < 2 ? nullptr : slots_[1].data());
+  ++step_;
+}
+
+void DenseVariable::Apply(const ByteChunks& grad) {
+  if (TotalBytes(grad) != num_elements_ * sizeof(float)) {
+    spdlog::critical(
+        "DenseVariable::Apply: {} bytes of gradient for variable '{}' {} (caller "
+        "skipped validation)",
+        TotalBytes(grad), config_.name, config_.spec.ToString());
+    std::abort();
+  }
+  std::unique_lock lock(mu_);
+  float* values = WritableValuesLocked();
+  float* slot0 = slots_.empty() ? nullptr : slots_[0].data();
+  float* slot1 = slots_.size() < 2 ? nullptr : slots_[1].data();
+  // The optimizers are element-wise, so applying the gradient piece by piece is the same update.
+  ForEachElementRun<sizeof(float)>(grad, [&](size_t first, const char* bytes, size_t n) {
+    ApplyUpdate(config_.optimizer, step_, n, bytes, values + first,
+                slot0 == nullptr ? nullptr : slot0 + first,
+                slot1 == nullptr ? nullptr : slot1 + first);
+  });
   ++step_;
 }
 
@@ -96,7 +133,9 @@ absl::Status DenseVariable::Export(StateWriter& writer) const {
   variable->set_step(step_);
   TJ_RETURN_IF_ERROR(writer.Write(record));
   for (size_t slot = 0; slot <= slots_.size(); ++slot) {
-    const std::vector<float>& source = slot == 0 ? values_ : slots_[slot - 1];
+    const std::span<const float> source =
+        slot == 0 ? std::span<const float>(values_->data(), num_elements_)
+                  : std::span<const float>(slots_[slot - 1]);
     // An empty variable still gets one (empty) chunk per array, so that import sees every slot.
     for (size_t offset = 0; offset == 0 || offset < source.size();
          offset += static_cast<size_t>(kStateChunkFloats)) {
@@ -118,7 +157,9 @@ absl::Status DenseVariable::ImportChunk(const v1::StateRecord::DenseChunk& chunk
     return absl::DataLossError(absl::StrCat("variable '", config_.name, "' has no slot ", slot,
                                             " under ", config_.optimizer.ToString()));
   }
-  std::vector<float>& target = slot == 0 ? values_ : slots_[static_cast<size_t>(slot - 1)];
+  const std::span<float> target = slot == 0
+                                      ? std::span<float>(values_->data(), num_elements_)
+                                      : std::span<float>(slots_[static_cast<size_t>(slot - 1)]);
   const size_t n = chunk.data().size() / sizeof(float);
   if (chunk.data().size() % sizeof(float) != 0 || chunk.offset() < 0 ||
       static_cast<size_t>(chunk.offset()) > target.size() ||

@@ -1,19 +1,32 @@
 // One dense float32 variable held by a parameter server, with its optimizer's slots and step count
 // next to it. Its spec never changes after creation, so it is read without a lock; values, slots
 // and step share one lock of their own, so pushes to different variables never wait for each other.
+// The values live in a FloatBuffer that pulls send from without copying (PinValues); an update
+// that finds the buffer still being sent copies it first (copy-on-write), so a pull always sends
+// the values of one moment, never half an update.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <shared_mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "coordinator/ps/byte_chunks.h"
+#include "coordinator/ps/float_buffer.h"
 #include "coordinator/ps/state_stream.h"
 #include "coordinator/ps/variable_spec.h"
 #include "tj/v1/ps.pb.h"
 
 namespace tj {
+
+// A variable's spec and its values at one moment, pinned until the holder is done (a pull being
+// sent).
+struct PulledValue {
+  TensorSpec spec;
+  PinnedFloats values;
+};
 
 class DenseVariable {
  public:
@@ -35,10 +48,15 @@ class DenseVariable {
 
   // Writes dtype, shape and the current values into `out`, replacing what it held.
   void CopyTo(v1::Tensor& out) const;
+  // The current values, unchanged for as long as the result lives (later updates go to a copy).
+  PinnedFloats PinValues() const;
 
   // Applies `grad` with the optimizer and counts a step. `grad` must be well-formed, finite and
   // match spec(); a mismatch here is a bug in the caller and aborts rather than corrupting memory.
   void Apply(const v1::Tensor& grad);
+  // The same for a gradient still in the pieces it arrived in: num_elements() * 4 bytes in all.
+  void Apply(const ByteChunks& grad);
+  size_t num_elements() const { return num_elements_; }
 
   // Writes a Variable record, then the values and each slot in DenseChunks, all under one read
   // lock: pushes wait, pulls do not.
@@ -51,13 +69,15 @@ class DenseVariable {
  private:
   // The spec a Variable record carries: everything but the values.
   v1::VariableSpec SpecWithoutValue() const;
+  // values_, copied first if a pull is still sending it. Callers hold mu_ exclusively.
+  float* WritableValuesLocked();
 
   const DenseVariableConfig config_;
   const size_t num_elements_;
   // std::shared_mutex rather than absl::Mutex: Debian's Abseil is not built with TSan, which then
   // cannot see absl::Mutex and reports every guarded access as a race.
   mutable std::shared_mutex mu_;
-  std::vector<float> values_;              // guarded by mu_
+  std::shared_ptr<FloatBuffer> values_;    // guarded by mu_ (the pointer and unpinned contents)
   std::vector<std::vector<float>> slots_;  // guarded by mu_; optimizer().num_slots() of them
   int64_t step_ = 0;                       // guarded by mu_
 };

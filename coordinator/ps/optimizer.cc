@@ -184,23 +184,50 @@ void ApplyUpdate(const OptimizerConfig& c, int64_t step, size_t n, const char* g
 }
 
 int64_t FirstNonFinite(const char* data, size_t n) {
-  // Branch-free scan first (vectorizes); the index is only looked for when something is wrong.
-  bool all_finite = true;
-  for (size_t i = 0; i < n; ++i) all_finite &= std::isfinite(Load(data, i));
-  if (all_finite) return -1;
+  // Branch-free scan first, on the bits: a float is NaN or infinite exactly when its exponent is
+  // all ones, and then adding one to the exponent carries into the top bit. AND, ADD and OR
+  // vectorize (this file is built with -O3), so the scan runs at memory speed; the index is only
+  // looked for when something is wrong.
+  uint32_t carry = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, data + i * sizeof(uint32_t), sizeof(bits));
+    carry |= (bits & 0x7f800000u) + 0x00800000u;
+  }
+  if ((carry & 0x80000000u) == 0) return -1;
   for (size_t i = 0; i < n; ++i) {
     if (!std::isfinite(Load(data, i))) return static_cast<int64_t>(i);
   }
   return -1;
 }
 
+namespace {
+
+absl::Status NonFiniteError(int64_t index, float value) {
+  return absl::InvalidArgumentError(absl::StrCat("gradient element ", index, " is ",
+                                                 std::isnan(value) ? "NaN" : "infinite",
+                                                 "; non-finite updates are rejected"));
+}
+
+}  // namespace
+
 absl::Status CheckFiniteGradient(const char* data, size_t n) {
   const int64_t bad = FirstNonFinite(data, n);
   if (bad < 0) return absl::OkStatus();
-  const float value = Load(data, static_cast<size_t>(bad));
-  return absl::InvalidArgumentError(absl::StrCat("gradient element ", bad, " is ",
-                                                 std::isnan(value) ? "NaN" : "infinite",
-                                                 "; non-finite updates are rejected"));
+  return NonFiniteError(bad, Load(data, static_cast<size_t>(bad)));
+}
+
+absl::Status CheckFiniteGradient(const ByteChunks& grad) {
+  int64_t bad = -1;
+  float bad_value = 0;
+  ForEachElementRun<sizeof(float)>(grad, [&](size_t first, const char* bytes, size_t n) {
+    if (bad >= 0) return;
+    const int64_t in_run = FirstNonFinite(bytes, n);
+    if (in_run < 0) return;
+    bad = static_cast<int64_t>(first) + in_run;
+    bad_value = Load(bytes, static_cast<size_t>(in_run));
+  });
+  return bad < 0 ? absl::OkStatus() : NonFiniteError(bad, bad_value);
 }
 
 }  // namespace tj

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "coordinator/ps/byte_chunks.h"
 #include "tj/v1/ps.pb.h"
 
 namespace tj {
@@ -53,5 +54,7 @@ int64_t FirstNonFinite(const char* data, size_t n);
 // InvalidArgument "gradient element <i> is NaN|infinite; ..." for the first non-finite element of a
 // gradient, so that one bad worker step cannot poison a variable. Callers prefix the variable name.
 absl::Status CheckFiniteGradient(const char* data, size_t n);
+// The same for a gradient still in the pieces it arrived in.
+absl::Status CheckFiniteGradient(const ByteChunks& grad);
 
 }  // namespace tj

@@ -1,6 +1,8 @@
 #include "coordinator/ps/ps_client.h"
 
 #include <grpcpp/client_context.h>
+#include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/support/proto_buffer_writer.h>
 
 #include <chrono>
 #include <utility>
@@ -8,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/status_macros.h"
 #include "coordinator/base/wire_status.h"
+#include "coordinator/ps/dense_wire.h"
 #include "coordinator/ps/ps_channel.h"
 #include "coordinator/ps/ps_error.h"
 
@@ -37,6 +40,8 @@ PsClient::PsClient(std::shared_ptr<grpc::Channel> channel, int ps_task, std::str
                    PsClientOptions options)
     : channel_(std::move(channel)),
       stub_(v1::ParameterServer::NewStub(channel_)),
+      raw_pull_(kPsPullMethod, grpc::internal::RpcMethod::NORMAL_RPC, channel_),
+      raw_push_(kPsPushMethod, grpc::internal::RpcMethod::NORMAL_RPC, channel_),
       ps_task_(ps_task),
       address_(std::move(address)),
       options_(options) {}
@@ -59,22 +64,37 @@ absl::Status PsClient::CreateVariables(std::vector<v1::VariableSpec> variables) 
 
 absl::StatusOr<std::vector<v1::Tensor>> PsClient::Pull(
     const std::vector<std::string>& names) const {
+  std::vector<v1::Tensor> values;
+  TJ_RETURN_IF_ERROR(PullInto(names, values));
+  return values;
+}
+
+absl::Status PsClient::PullInto(const std::vector<std::string>& names,
+                                std::vector<v1::Tensor>& values) const {
   v1::PullRequest request;
   request.mutable_names()->Assign(names.begin(), names.end());
-  v1::PullResponse response;
+  grpc::ByteBuffer request_bytes;
+  bool own_buffer = false;
+  if (!grpc::SerializationTraits<v1::PullRequest>::Serialize(request, &request_bytes, &own_buffer)
+           .ok()) {
+    return absl::InternalError("cannot serialize a PullRequest");
+  }
+  grpc::ByteBuffer response;
   grpc::ClientContext context;
   SetDeadline(context);
-  absl::Status status = Translate(stub_->Pull(&context, request, &response));
-  if (!status.ok()) return status;
-  if (response.values_size() != static_cast<int>(names.size())) {
-    return absl::InternalError(absl::StrCat("parameter server /job:ps/task:", ps_task_,
-                                            " answered ", response.values_size(),
-                                            " values to a pull of ", names.size()));
+  TJ_RETURN_IF_ERROR(
+      Translate(grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+          channel_.get(), raw_pull_, &context, request_bytes, &response)));
+  if (absl::Status decoded = DecodePullResponse(response, values); !decoded.ok()) {
+    return absl::InternalError(absl::StrCat("parameter server /job:ps/task:", ps_task_, " at ",
+                                            address_, ": ", decoded.message()));
   }
-  std::vector<v1::Tensor> values;
-  values.reserve(names.size());
-  for (v1::Tensor& value : *response.mutable_values()) values.push_back(std::move(value));
-  return values;
+  if (values.size() != names.size()) {
+    return absl::InternalError(absl::StrCat("parameter server /job:ps/task:", ps_task_,
+                                            " answered ", values.size(), " values to a pull of ",
+                                            names.size()));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status PsClient::Push(const std::vector<std::string>& names,
@@ -83,14 +103,13 @@ absl::Status PsClient::Push(const std::vector<std::string>& names,
     return absl::InvalidArgumentError(
         absl::StrCat("push has ", names.size(), " names but ", deltas.size(), " deltas"));
   }
-  v1::PushRequest request;
-  request.mutable_names()->Assign(names.begin(), names.end());
-  request.mutable_deltas()->Reserve(static_cast<int>(deltas.size()));
-  for (v1::Tensor& delta : deltas) *request.add_deltas() = std::move(delta);
-  v1::PushResponse response;
+  // The deltas' bytes are sent from where they are: the buffer keeps them alive until written.
+  grpc::ByteBuffer request = EncodePushRequest(names, std::move(deltas));
+  grpc::ByteBuffer response;
   grpc::ClientContext context;
   SetDeadline(context);
-  return Translate(stub_->Push(&context, request, &response));
+  return Translate(grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+      channel_.get(), raw_push_, &context, request, &response));
 }
 
 absl::StatusOr<v1::PsHealthResponse> PsClient::Health() const {

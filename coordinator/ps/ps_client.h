@@ -4,6 +4,7 @@
 #pragma once
 
 #include <grpcpp/channel.h>
+#include <grpcpp/impl/rpc_method.h>
 
 #include <functional>
 #include <memory>
@@ -41,6 +42,12 @@ class PsClient {
   absl::Status CreateVariables(std::vector<v1::VariableSpec> variables) const;
   // The current values of `names`, in order.
   absl::StatusOr<std::vector<v1::Tensor>> Pull(const std::vector<std::string>& names) const;
+  // The same into `values`, reusing the memory of the tensors already there: a caller that pulls
+  // the same variables every step receives into the same buffers instead of fresh ones (for large
+  // tensors, the page faults of fresh memory cost more than the transfer). On error `values` holds
+  // unspecified contents.
+  absl::Status PullInto(const std::vector<std::string>& names,
+                        std::vector<v1::Tensor>& values) const;
   // Applies deltas[i] to variable names[i] with its optimizer (added element-wise under the default
   // assign_add); all-or-nothing on the PS.
   absl::Status Push(const std::vector<std::string>& names, std::vector<v1::Tensor> deltas) const;
@@ -89,6 +96,10 @@ class PsClient {
 
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::ParameterServer::Stub> stub_;
+  // Pull and Push on raw buffers (dense_wire.h), not through stub_: no copy of the tensor bytes
+  // into or out of protobuf strings.
+  grpc::internal::RpcMethod raw_pull_;
+  grpc::internal::RpcMethod raw_push_;
   int ps_task_;
   std::string address_;
   PsClientOptions options_;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "coordinator/base/malloc_tuning.h"
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/ps/ps_process.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   // Block the shutdown signals before gRPC starts any thread, so that every thread inherits the
   // mask and the signals are only ever taken by WaitForSignal, in ordinary (not handler) context.
   tj::BlockShutdownSignals();
+  tj::TuneMallocForLargeTensors();
   CLI::App app{"tj-ps: one parameter-server task of a training job"};
   std::string address;
   int task = -1;

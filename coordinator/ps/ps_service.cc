@@ -1,11 +1,17 @@
 #include "coordinator/ps/ps_service.h"
 
-#include <optional>
+#include <google/protobuf/descriptor.h>
+#include <grpcpp/support/method_handler.h>
 
-#include "coordinator/base/job_token.h"
+#include <cstdlib>
+
 #include "absl/random/random.h"
+#include "coordinator/base/job_token.h"
 #include "coordinator/base/wire_status.h"
+#include "coordinator/ps/admitted_call.h"
+#include "coordinator/ps/ps_dense_methods.h"
 #include "coordinator/ps/shard_file.h"
+#include "spdlog/spdlog.h"
 
 namespace tj {
 namespace {
@@ -18,24 +24,40 @@ uint64_t NewIncarnation() {
   return incarnation;
 }
 
-// Runs `handler` unless the service is draining. UNAVAILABLE tells clients the PS itself is gone,
-// not that the request was wrong.
-template <typename Handler>
-grpc::Status IfAdmitted(CallDrain& drain, Handler&& handler) {
-  std::optional<CallDrain::Admission> admission = drain.Admit();
-  if (!admission.has_value()) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "parameter server is shutting down");
+// The index of `method` in the service, which is the generated code's method index.
+int MethodIndex(const char* method) {
+  // ps.proto is linked in, so the pool has the service; a method renamed there fails loudly here.
+  const google::protobuf::ServiceDescriptor* service =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+          v1::ParameterServer::service_full_name());
+  const google::protobuf::MethodDescriptor* descriptor =
+      service == nullptr ? nullptr : service->FindMethodByName(method);
+  if (descriptor == nullptr) {
+    spdlog::critical("tj.v1.ParameterServer has no method {}", method);
+    std::abort();
   }
-  return handler();
+  return descriptor->index();
 }
 
 }  // namespace
 
 PsService::PsService(int ps_task, VariableStore& store)
-    : ps_task_(ps_task), incarnation_(NewIncarnation()), store_(store) {}
+    : ps_task_(ps_task), incarnation_(NewIncarnation()), store_(store) {
+  MarkMethodStreamed(MethodIndex("Pull"),
+                     new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
+                         [this](grpc::ServerContext* context, RawUnaryStream* stream) {
+                           TJ_REQUIRE_JOB_TOKEN(context);
+                           return IfAdmitted(drain_, [&] { return ServeRawPull(store_, *stream); });
+                         }));
+  MarkMethodStreamed(MethodIndex("Push"),
+                     new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
+                         [this](grpc::ServerContext* context, RawUnaryStream* stream) {
+                           TJ_REQUIRE_JOB_TOKEN(context);
+                           return IfAdmitted(drain_, [&] { return ServeRawPush(store_, *stream); });
+                         }));
+}
 
-grpc::Status PsService::Health(grpc::ServerContext* context,
-                               const v1::PsHealthRequest* /*request*/,
+grpc::Status PsService::Health(grpc::ServerContext* context, const v1::PsHealthRequest* /*request*/,
                                v1::PsHealthResponse* response) {
   TJ_REQUIRE_JOB_TOKEN(context);
   return IfAdmitted(drain_, [&] {
@@ -54,18 +76,6 @@ grpc::Status PsService::CreateVariables(grpc::ServerContext* context,
   return IfAdmitted(drain_, [&] { return ToGrpc(store_.Create(*request)); });
 }
 
-grpc::Status PsService::Pull(grpc::ServerContext* context, const v1::PullRequest* request,
-                             v1::PullResponse* response) {
-  TJ_REQUIRE_JOB_TOKEN(context);
-  return IfAdmitted(drain_, [&] { return ToGrpc(store_.Pull(*request, *response)); });
-}
-
-grpc::Status PsService::Push(grpc::ServerContext* context, const v1::PushRequest* request,
-                             v1::PushResponse* /*response*/) {
-  TJ_REQUIRE_JOB_TOKEN(context);
-  return IfAdmitted(drain_, [&] { return ToGrpc(store_.Push(*request)); });
-}
-
 grpc::Status PsService::Lookup(grpc::ServerContext* context, const v1::LookupRequest* request,
                                v1::LookupResponse* response) {
   TJ_REQUIRE_JOB_TOKEN(context);
@@ -79,8 +89,7 @@ grpc::Status PsService::PushSparse(grpc::ServerContext* context,
   return IfAdmitted(drain_, [&] { return ToGrpc(store_.PushSparse(*request)); });
 }
 
-grpc::Status PsService::SaveShard(grpc::ServerContext* context,
-                                  const v1::SaveShardRequest* request,
+grpc::Status PsService::SaveShard(grpc::ServerContext* context, const v1::SaveShardRequest* request,
                                   v1::SaveShardResponse* response) {
   TJ_REQUIRE_JOB_TOKEN(context);
   return IfAdmitted(drain_, [&] {

@@ -12,6 +12,8 @@
 
 namespace tj {
 
+// Pull and Push are served on raw buffers (ps_dense_methods.h, zero-copy) instead of the generated
+// protobuf handlers.
 class PsService final : public v1::ParameterServer::Service {
  public:
   // `store` must outlive the service. The incarnation is a fresh non-zero random number.
@@ -29,10 +31,6 @@ class PsService final : public v1::ParameterServer::Service {
   grpc::Status CreateVariables(grpc::ServerContext* context,
                                const v1::CreateVariablesRequest* request,
                                v1::CreateVariablesResponse* response) override;
-  grpc::Status Pull(grpc::ServerContext* context, const v1::PullRequest* request,
-                    v1::PullResponse* response) override;
-  grpc::Status Push(grpc::ServerContext* context, const v1::PushRequest* request,
-                    v1::PushResponse* response) override;
   grpc::Status Lookup(grpc::ServerContext* context, const v1::LookupRequest* request,
                       v1::LookupResponse* response) override;
   grpc::Status PushSparse(grpc::ServerContext* context, const v1::PushSparseRequest* request,

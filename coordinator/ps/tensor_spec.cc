@@ -53,6 +53,10 @@ std::string DTypeName(v1::DType dtype) {
 }
 
 absl::Status CheckWellFormed(const v1::Tensor& tensor) {
+  return CheckWellFormed(tensor, tensor.data().size());
+}
+
+absl::Status CheckWellFormed(const v1::Tensor& tensor, size_t num_data_bytes) {
   const size_t element_size = DTypeSize(tensor.dtype());
   if (element_size == 0) {
     return absl::InvalidArgumentError(
@@ -75,9 +79,9 @@ absl::Status CheckWellFormed(const v1::Tensor& tensor) {
     elements *= d;
   }
   const int64_t expected = elements * static_cast<int64_t>(element_size);
-  if (static_cast<int64_t>(tensor.data().size()) != expected) {
+  if (num_data_bytes != static_cast<uint64_t>(expected)) {
     return absl::InvalidArgumentError(absl::StrCat("tensor ", TensorSpec::Of(tensor).ToString(),
-                                                   " carries ", tensor.data().size(),
+                                                   " carries ", num_data_bytes,
                                                    " bytes of data, expected ", expected));
   }
   return absl::OkStatus();

@@ -37,5 +37,7 @@ std::string DTypeName(v1::DType dtype);
 // InvalidArgument unless the dtype is known, no dimension is negative and `data` holds exactly the
 // bytes the shape needs. The message does not name a variable; callers add that.
 absl::Status CheckWellFormed(const v1::Tensor& tensor);
+// The same for a tensor whose `num_data_bytes` of data travel outside it (tensor.data() is ignored).
+absl::Status CheckWellFormed(const v1::Tensor& tensor, size_t num_data_bytes);
 
 }  // namespace tj

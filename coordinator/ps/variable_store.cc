@@ -17,6 +17,20 @@
 namespace tj {
 namespace {
 
+// A delta that is well-formed, of its variable's dtype and shape, and finite (`check_finite`, run
+// last because it reads every element). Errors name the variable.
+template <typename CheckFinite>
+absl::Status CheckDelta(const std::string& name, const TensorSpec& spec, const v1::Tensor& header,
+                        size_t num_data_bytes, CheckFinite&& check_finite) {
+  TJ_RETURN_IF_ERROR(Naming("push to variable", name, CheckWellFormed(header, num_data_bytes)));
+  if (!spec.Matches(header)) {
+    return absl::InvalidArgumentError(absl::StrCat("push to variable '", name, "': delta is ",
+                                                   TensorSpec::Of(header).ToString(),
+                                                   " but the variable is ", spec.ToString()));
+  }
+  return Naming("push to variable", name, check_finite());
+}
+
 std::string Describe(const DenseVariableConfig& c) {
   return absl::StrCat(c.spec.ToString(), " with ", c.optimizer.ToString());
 }
@@ -123,6 +137,17 @@ absl::Status VariableStore::Pull(const v1::PullRequest& request, v1::PullRespons
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<PulledValue>> VariableStore::PinForPull(
+    const std::vector<std::string>& names) const {
+  TJ_ASSIGN_OR_RETURN(std::vector<VariablePtr> variables, Find(names));
+  std::vector<PulledValue> values;
+  values.reserve(variables.size());
+  for (const VariablePtr& variable : variables) {
+    values.push_back(PulledValue{.spec = variable->spec(), .values = variable->PinValues()});
+  }
+  return values;
+}
+
 absl::Status VariableStore::Push(const v1::PushRequest& request) {
   if (request.names_size() != request.deltas_size()) {
     return absl::InvalidArgumentError(absl::StrCat("push has ", request.names_size(), " names but ",
@@ -133,20 +158,32 @@ absl::Status VariableStore::Push(const v1::PushRequest& request) {
   // untouched.
   for (int i = 0; i < request.deltas_size(); ++i) {
     const v1::Tensor& delta = request.deltas(i);
-    TJ_RETURN_IF_ERROR(Naming("push to variable", request.names(i), CheckWellFormed(delta)));
-    const TensorSpec& spec = variables[static_cast<size_t>(i)]->spec();
-    if (!spec.Matches(delta)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("push to variable '", request.names(i), "': delta is ",
-                       TensorSpec::Of(delta).ToString(), " but the variable is ", spec.ToString()));
-    }
-    TJ_RETURN_IF_ERROR(
-        Naming("push to variable", request.names(i),
-               CheckFiniteGradient(delta.data().data(), delta.data().size() / sizeof(float))));
+    TJ_RETURN_IF_ERROR(CheckDelta(request.names(i), variables[static_cast<size_t>(i)]->spec(),
+                                  delta, delta.data().size(), [&delta] {
+                                    return CheckFiniteGradient(delta.data().data(),
+                                                               delta.data().size() / sizeof(float));
+                                  }));
   }
   for (int i = 0; i < request.deltas_size(); ++i) {
     variables[static_cast<size_t>(i)]->Apply(request.deltas(i));
   }
+  return absl::OkStatus();
+}
+
+absl::Status VariableStore::Push(const std::vector<std::string>& names,
+                                 const std::vector<ChunkedTensor>& deltas) {
+  if (names.size() != deltas.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("push has ", names.size(), " names but ", deltas.size(), " deltas"));
+  }
+  TJ_ASSIGN_OR_RETURN(std::vector<VariablePtr> variables, Find(names));
+  for (size_t i = 0; i < deltas.size(); ++i) {
+    const ChunkedTensor& delta = deltas[i];
+    TJ_RETURN_IF_ERROR(CheckDelta(names[i], variables[i]->spec(), delta.header,
+                                  TotalBytes(delta.data),
+                                  [&delta] { return CheckFiniteGradient(delta.data); }));
+  }
+  for (size_t i = 0; i < deltas.size(); ++i) variables[i]->Apply(deltas[i].data);
   return absl::OkStatus();
 }
 
@@ -229,8 +266,9 @@ absl::Status NotInitializedError(std::string_view kind, const std::string& name)
 
 }  // namespace
 
+template <typename Names>
 absl::StatusOr<std::vector<VariableStore::VariablePtr>> VariableStore::Find(
-    const google::protobuf::RepeatedPtrField<std::string>& names) const {
+    const Names& names) const {
   std::vector<VariablePtr> found;
   found.reserve(static_cast<size_t>(names.size()));
   std::shared_lock lock(mu_);

@@ -47,8 +47,13 @@ class VariableStore {
   // its variable's lock, but two variables may straddle a concurrent push.
   absl::Status Pull(const v1::PullRequest& request, v1::PullResponse& response) const;
 
+  // The values of `names`, in order, pinned rather than copied (each of one moment, like Pull's).
+  absl::StatusOr<std::vector<PulledValue>> PinForPull(const std::vector<std::string>& names) const;
+
   // Applies each gradient (delta) with its variable's optimizer.
   absl::Status Push(const v1::PushRequest& request);
+  // The same for deltas still in the pieces they arrived in (no copy of the gradient bytes).
+  absl::Status Push(const std::vector<std::string>& names, const std::vector<ChunkedTensor>& deltas);
 
   // Fills `response` with one [n, dim] float32 tensor per lookup, creating missing rows.
   absl::Status Lookup(const v1::LookupRequest& request, v1::LookupResponse& response);
@@ -76,8 +81,8 @@ class VariableStore {
   // Resolves every name, or NotFound naming the first unknown one (Unavailable when the store holds
   // nothing at all: see NotInitializedError). Handed out as shared_ptr so that
   // ImportState can replace the maps under a running call's feet.
-  absl::StatusOr<std::vector<VariablePtr>> Find(
-      const google::protobuf::RepeatedPtrField<std::string>& names) const;
+  template <typename Names>
+  absl::StatusOr<std::vector<VariablePtr>> Find(const Names& names) const;
   absl::StatusOr<TablePtr> FindTable(const std::string& name) const;
   // No variable and no table: a fresh (or restarted) PS. Callers hold mu_.
   bool EmptyLocked() const { return variables_.empty() && tables_.empty(); }

@@ -1,5 +1,6 @@
 // tj-worker: a worker process serving the built-in functions. Its address and the parameter servers
-// come from TF_CONFIG (task type "worker") or from flags. Prints "LISTENING <host:port>" once serving.
+// come from TF_CONFIG (task type "worker") or from flags. Prints "LISTENING <host:port>" once
+// serving.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -7,6 +8,7 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "coordinator/base/malloc_tuning.h"
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/worker/builtin_functions.h"
 #include "coordinator/worker/worker_process.h"
@@ -14,6 +16,7 @@
 int main(int argc, char** argv) {
   // Signals are taken by WaitForSignal, so block them before gRPC starts its threads.
   tj::BlockShutdownSignals();
+  tj::TuneMallocForLargeTensors();
   CLI::App app{"tj-worker: serves registered functions to a coordinator"};
   std::string address;
   int task = -1;
@@ -22,8 +25,8 @@ int main(int argc, char** argv) {
   app.add_option("--task", task, "worker task index (default: from TF_CONFIG)");
   app.add_option("--ps", ps_list, "comma-separated parameter server addresses");
   CLI11_PARSE(app, argc, argv);
-  // Debian's Abseil runs its deadlock detector on every lock; it costs 20-30% of dispatch throughput
-  // (bench/). Tests keep it on.
+  // Debian's Abseil runs its deadlock detector on every lock; it costs 20-30% of dispatch
+  // throughput (bench/). Tests keep it on.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   // stdout carries only the LISTENING line; logs go to stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("tj-worker"));

@@ -11,6 +11,7 @@
 #include "coordinator/base/channel.h"
 #include "coordinator/base/job_tls.h"
 #include "coordinator/base/job_token.h"
+#include "coordinator/base/malloc_tuning.h"
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/base/strings.h"
 #include "coordinator/cluster/cluster_coordinator.h"
@@ -230,6 +231,8 @@ int ChiefExitCode(const absl::Status& outcome, const JobSettings& settings,
 }
 
 int RunProgram(const Program& program) {
+  // Every role moves tensors: the PS serves them, workers pull and push them.
+  TuneMallocForLargeTensors();
   auto resolver = TFConfigClusterResolver::FromEnvironment();
   if (!resolver.ok()) {
     spdlog::error("{}: {}", program.name, resolver.status().ToString());

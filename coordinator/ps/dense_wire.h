@@ -1,0 +1,52 @@
+// Pull responses and push requests encoded and decoded straight between tensor memory and gRPC
+// slices, without staging 64 MiB of floats in protobuf strings (each such string was a fresh
+// allocation and a full copy on both sides). The bytes on the wire are exactly a v1::PullResponse
+// and a v1::PushRequest, so a client or server using the generated protobuf code talks to these
+// unchanged (ShardedPsClient still does).
+#pragma once
+
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/slice.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "coordinator/ps/byte_chunks.h"
+#include "coordinator/ps/dense_variable.h"
+#include "tj/v1/ps.pb.h"
+
+namespace tj {
+
+// The full method names, as the generated code spells them (checked by dense_wire_test).
+inline constexpr char kPsPullMethod[] = "/tj.v1.ParameterServer/Pull";
+inline constexpr char kPsPushMethod[] = "/tj.v1.ParameterServer/Push";
+
+// Tensors at least this large travel as slices of their own memory; smaller ones are copied into
+// the message's framing, which is cheaper than a slice of their own.
+inline constexpr size_t kZeroCopyMinBytes = size_t{64} << 10;
+
+// A PullResponse whose large values are sent from the pinned buffers themselves.
+grpc::ByteBuffer EncodePullResponse(std::vector<PulledValue> values);
+
+// Parses a PullResponse into `values`, reusing the capacity of the tensors already there (a caller
+// that pulls the same variables again receives into the same memory). InvalidArgument naming
+// what is malformed.
+absl::Status DecodePullResponse(const grpc::ByteBuffer& buffer, std::vector<v1::Tensor>& values);
+
+// A PushRequest whose large deltas are sent from their own memory: `deltas` are kept alive by the
+// returned buffer until gRPC has written them.
+grpc::ByteBuffer EncodePushRequest(const std::vector<std::string>& names,
+                                   std::vector<v1::Tensor> deltas);
+
+struct DecodedPush {
+  std::vector<grpc::Slice> slices;  // own the memory `deltas` point into
+  std::vector<std::string> names;
+  std::vector<ChunkedTensor> deltas;
+};
+
+// Parses a PushRequest without copying its deltas. InvalidArgument naming what is malformed.
+absl::StatusOr<DecodedPush> DecodePushRequest(const grpc::ByteBuffer& buffer);
+
+}  // namespace tj

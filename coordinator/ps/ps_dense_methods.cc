@@ -1,0 +1,47 @@
+#include "coordinator/ps/ps_dense_methods.h"
+
+#include <grpcpp/support/proto_buffer_reader.h>
+
+#include <string>
+#include <vector>
+
+#include "coordinator/base/wire_status.h"
+#include "coordinator/ps/dense_wire.h"
+
+namespace tj {
+
+grpc::Status ServeRawPull(const VariableStore& store, RawUnaryStream& stream) {
+  grpc::ByteBuffer request_bytes;
+  if (!stream.Read(&request_bytes)) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away before its request");
+  }
+  // The request is a handful of names: parsed by protobuf as usual.
+  v1::PullRequest request;
+  grpc::ProtoBufferReader reader(&request_bytes);
+  if (!request.ParseFromZeroCopyStream(&reader)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "malformed PullRequest");
+  }
+  absl::StatusOr<std::vector<PulledValue>> values =
+      store.PinForPull(std::vector<std::string>(request.names().begin(), request.names().end()));
+  if (!values.ok()) return ToGrpc(values.status());
+  // A failed write means the client is gone; the status below is then never seen by anyone.
+  (void)stream.Write(EncodePullResponse(*std::move(values)));
+  return grpc::Status::OK;
+}
+
+grpc::Status ServeRawPush(VariableStore& store, RawUnaryStream& stream) {
+  grpc::ByteBuffer request_bytes;
+  if (!stream.Read(&request_bytes)) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away before its request");
+  }
+  absl::StatusOr<DecodedPush> push = DecodePushRequest(request_bytes);
+  if (!push.ok()) return ToGrpc(push.status());
+  if (absl::Status applied = store.Push(push->names, push->deltas); !applied.ok()) {
+    return ToGrpc(applied);
+  }
+  grpc::Slice empty;
+  (void)stream.Write(grpc::ByteBuffer(&empty, 1));
+  return grpc::Status::OK;
+}
+
+}  // namespace tj

@@ -1,0 +1,21 @@
+// The ParameterServer service's Pull and Push on raw gRPC buffers (dense_wire.h): values leave the
+// PS from the variables' own memory and gradients are applied from the slices they arrived in.
+// PsService installs them in place of the generated handlers ("streamed unary": the wire is the
+// same unary call, but the handler reads and writes the messages itself, as raw buffers).
+#pragma once
+
+#include <grpcpp/server_context.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/sync_stream.h>
+
+#include "coordinator/ps/variable_store.h"
+
+namespace tj {
+
+using RawUnaryStream = grpc::ServerUnaryStreamer<grpc::ByteBuffer, grpc::ByteBuffer>;
+
+// Read the request, answer it through `stream`, and return the call's status.
+grpc::Status ServeRawPull(const VariableStore& store, RawUnaryStream& stream);
+grpc::Status ServeRawPush(VariableStore& store, RawUnaryStream& stream);
+
+}  // namespace tj
