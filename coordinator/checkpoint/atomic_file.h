@@ -42,12 +42,16 @@ class AtomicFile {
   // Removes the temporary file and remembers `error` for later calls; returns it.
   absl::Status Abandon(absl::Status error);
   absl::Status CheckWritable() const;
+  // Counts `bytes` just written and starts the device writing back what has piled up.
+  void StartWriteback(size_t bytes);
 
   const std::string path_;
   const std::string temp_path_;
   UniqueFd fd_;
   absl::Status error_;
   bool committed_ = false;
+  uint64_t written_ = 0;         // bytes appended so far
+  uint64_t writeback_start_ = 0;  // bytes before this offset have been handed to writeback
 };
 
 // Writes `contents` to `path` through an AtomicFile.

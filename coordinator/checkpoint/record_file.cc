@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/status_macros.h"
@@ -40,24 +41,39 @@ absl::Status RecordFileWriter::FlushPending() {
 }
 
 absl::Status RecordFileWriter::Append(std::string_view record) {
+  return Append(std::span<const std::string_view>(&record, 1));
+}
+
+absl::Status RecordFileWriter::Append(std::span<const std::string_view> pieces) {
   if (finished_) return absl::FailedPreconditionError(absl::StrCat(path(), ": already finished"));
-  if (record.size() < kSmallRecordBytes) {
+  size_t size = 0;
+  for (std::string_view piece : pieces) size += piece.size();
+  if (size < kSmallRecordBytes) {
+    std::string joined;
+    joined.reserve(size);
+    for (std::string_view piece : pieces) joined.append(piece);
     const size_t start = pending_.size();
-    AppendFramedRecord(record, &pending_);
+    AppendFramedRecord(joined, &pending_);
     const size_t framed = pending_.size() - start;
     digest_.crc32c = crc32c::Extend(digest_.crc32c, pending_.data() + start, framed);
     digest_.bytes += framed;
     return pending_.size() >= kPendingLimitBytes ? FlushPending() : absl::OkStatus();
   }
-  RecordFrame frame = FrameRecord(record);
-  const std::array<iovec, 3> pieces = frame.Pieces(record);
-  iovec all[4] = {{pending_.data(), pending_.size()}, pieces[0], pieces[1], pieces[2]};
+  RecordFrame frame = FrameRecord(pieces);
+  std::vector<iovec> all;
+  all.reserve(pieces.size() + 3);
+  all.push_back({pending_.data(), pending_.size()});
+  all.push_back({frame.header.data(), frame.header.size()});
+  for (std::string_view piece : pieces) {
+    all.push_back({const_cast<char*>(piece.data()), piece.size()});
+  }
+  all.push_back({frame.footer.data(), frame.footer.size()});
   TJ_RETURN_IF_ERROR(file_->Append(std::span<iovec>(all)));
   pending_.clear();
   uint32_t crc = crc32c::Extend(digest_.crc32c, frame.header.data(), frame.header.size());
-  crc = crc32c::Combine(crc, frame.data_crc, record.size());
+  crc = crc32c::Combine(crc, frame.data_crc, size);
   digest_.crc32c = crc32c::Extend(crc, frame.footer.data(), frame.footer.size());
-  digest_.bytes += frame.header.size() + record.size() + frame.footer.size();
+  digest_.bytes += frame.header.size() + size + frame.footer.size();
   return absl::OkStatus();
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,9 @@ class RecordFileWriter {
   // goes out with the buffered bytes and its frame in one writev, never copied, and is read once
   // (its CRC serves both the record and the whole-file digest).
   absl::Status Append(std::string_view record);
+  // The same for a record that is the concatenation of `pieces` (a small header and a large view
+  // of memory that is never joined into one buffer).
+  absl::Status Append(std::span<const std::string_view> pieces);
 
   // Writes what is buffered and commits the file; returns its size and CRC-32C.
   absl::StatusOr<FileDigest> Finish();

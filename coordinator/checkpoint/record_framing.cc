@@ -30,11 +30,21 @@ std::array<iovec, 3> RecordFrame::Pieces(std::string_view data) {
 }
 
 RecordFrame FrameRecord(std::string_view data) {
+  return FrameRecord(std::span<const std::string_view>(&data, 1));
+}
+
+RecordFrame FrameRecord(std::span<const std::string_view> pieces) {
   RecordFrame frame;
-  EncodeFixed64(data.size(), frame.header.data());
+  uint64_t size = 0;
+  uint32_t crc = 0;
+  for (std::string_view piece : pieces) {
+    size += piece.size();
+    crc = crc32c::Extend(crc, piece.data(), piece.size());
+  }
+  EncodeFixed64(size, frame.header.data());
   EncodeFixed32(crc32c::Mask(crc32c::Value(frame.header.data(), sizeof(uint64_t))),
                 frame.header.data() + sizeof(uint64_t));
-  frame.data_crc = crc32c::Value(data);
+  frame.data_crc = crc;
   EncodeFixed32(crc32c::Mask(frame.data_crc), frame.footer.data());
   return frame;
 }

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,9 @@ struct RecordFrame {
 };
 
 RecordFrame FrameRecord(std::string_view data);
+// The frame of a record whose data is the concatenation of `pieces` (written with one writev, so
+// a record built from a small header and a large view of someone's memory is never joined).
+RecordFrame FrameRecord(std::span<const std::string_view> pieces);
 
 // Appends the framed record to `out` (for small records that are buffered anyway).
 void AppendFramedRecord(std::string_view data, std::string* out);

@@ -26,6 +26,24 @@ inline size_t TotalBytes(const ByteChunks& chunks) {
   return total;
 }
 
+// The bytes [first, first + n) of `chunks`, as chunks (no copy). `first + n` must not exceed the
+// total.
+inline ByteChunks SubChunks(const ByteChunks& chunks, size_t first, size_t n) {
+  ByteChunks out;
+  for (std::span<const char> chunk : chunks) {
+    if (n == 0) break;
+    if (first >= chunk.size()) {
+      first -= chunk.size();
+      continue;
+    }
+    const size_t take = std::min(n, chunk.size() - first);
+    out.push_back(chunk.subspan(first, take));
+    first = 0;
+    n -= take;
+  }
+  return out;
+}
+
 // Calls fn(first_element, bytes, n) over consecutive runs of whole, unaligned elements of
 // `element_size` bytes, in order. An element split across two (or more) chunks is reassembled
 // and passed as a run of one. Trailing bytes that do not make a whole element are ignored: callers

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/status_macros.h"
 #include "coordinator/ps/initializer.h"
+#include "coordinator/ps/parallel_for.h"
 #include "spdlog/spdlog.h"
 
 namespace tj {
@@ -140,12 +141,11 @@ absl::Status DenseVariable::Export(StateWriter& writer) const {
     for (size_t offset = 0; offset == 0 || offset < source.size();
          offset += static_cast<size_t>(kStateChunkFloats)) {
       const size_t n = std::min(source.size() - offset, static_cast<size_t>(kStateChunkFloats));
-      v1::StateRecord::DenseChunk* chunk = record.mutable_dense_chunk();
-      chunk->set_slot(static_cast<int32_t>(slot));
-      chunk->set_offset(static_cast<int64_t>(offset));
-      chunk->mutable_data()->assign(reinterpret_cast<const char*>(source.data() + offset),
-                                    n * sizeof(float));
-      TJ_RETURN_IF_ERROR(writer.Write(record));
+      // The chunk's floats go to the file straight from the variable (no copy into the record).
+      TJ_RETURN_IF_ERROR(writer.WriteDenseChunk(
+          static_cast<int32_t>(slot), static_cast<int64_t>(offset),
+          std::string_view(reinterpret_cast<const char*>(source.data() + offset),
+                           n * sizeof(float))));
     }
   }
   return absl::OkStatus();

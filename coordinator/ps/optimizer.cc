@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/ps/parallel_for.h"
 
 namespace tj {
 namespace {
@@ -218,16 +220,28 @@ absl::Status CheckFiniteGradient(const char* data, size_t n) {
 }
 
 absl::Status CheckFiniteGradient(const ByteChunks& grad) {
-  int64_t bad = -1;
-  float bad_value = 0;
-  ForEachElementRun<sizeof(float)>(grad, [&](size_t first, const char* bytes, size_t n) {
-    if (bad >= 0) return;
-    const int64_t in_run = FirstNonFinite(bytes, n);
-    if (in_run < 0) return;
-    bad = static_cast<int64_t>(first) + in_run;
-    bad_value = Load(bytes, static_cast<size_t>(in_run));
+  // Each part records its first non-finite element; the lowest index over all parts is reported.
+  struct Found {
+    int64_t index = -1;
+    float value = 0;
+  };
+  const size_t n = TotalBytes(grad) / sizeof(float);
+  std::vector<Found> found((n + kParallelGrainElements - 1) / kParallelGrainElements + 1);
+  ParallelFor(n, kParallelGrainElements, [&](size_t begin, size_t end) {
+    Found& mine = found[begin / kParallelGrainElements];
+    const ByteChunks part = SubChunks(grad, begin * sizeof(float), (end - begin) * sizeof(float));
+    ForEachElementRun<sizeof(float)>(part, [&](size_t first, const char* bytes, size_t count) {
+      if (mine.index >= 0) return;
+      const int64_t in_run = FirstNonFinite(bytes, count);
+      if (in_run < 0) return;
+      mine.index = static_cast<int64_t>(begin + first) + in_run;
+      mine.value = Load(bytes, static_cast<size_t>(in_run));
+    });
   });
-  return bad < 0 ? absl::OkStatus() : NonFiniteError(bad, bad_value);
+  for (const Found& f : found) {
+    if (f.index >= 0) return NonFiniteError(f.index, f.value);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace tj

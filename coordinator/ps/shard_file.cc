@@ -13,10 +13,11 @@ absl::StatusOr<v1::SaveShardResponse> SaveShardFile(const VariableStore& store,
   if (path.empty()) return absl::InvalidArgumentError("save shard: empty path");
   TJ_ASSIGN_OR_RETURN(std::unique_ptr<RecordFileWriter> writer, RecordFileWriter::Create(path));
   int64_t records = 0;
-  TJ_RETURN_IF_ERROR(store.ExportState([&writer, &records](std::string_view record) {
-    ++records;
-    return writer->Append(record);
-  }));
+  TJ_RETURN_IF_ERROR(
+      store.ExportState([&writer, &records](std::span<const std::string_view> record) {
+        ++records;
+        return writer->Append(record);
+      }));
   TJ_ASSIGN_OR_RETURN(FileDigest digest, writer->Finish());
   v1::SaveShardResponse response;
   response.set_records(records);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -14,8 +15,10 @@
 
 namespace tj {
 
-// Receives each record; the view is only valid during the call. An error stops the export.
-using RecordSink = std::function<absl::Status(std::string_view record)>;
+// Receives each record as the concatenation of `pieces` (usually one; a dense chunk comes as its
+// framing and a view of the variable's memory, so that nobody copies it before the file does). The
+// views are only valid during the call. An error stops the export.
+using RecordSink = std::function<absl::Status(std::span<const std::string_view> pieces)>;
 // Fills `record` with the next record and returns true, or returns false at the end of the stream.
 using RecordSource = std::function<absl::StatusOr<bool>(std::string& record)>;
 
@@ -31,8 +34,12 @@ class StateWriter {
   absl::Status Write(const v1::StateRecord& record) {
     record.SerializeToString(&buffer_);
     ++records_;
-    return sink_(buffer_);
+    const std::string_view whole = buffer_;
+    return sink_(std::span<const std::string_view>(&whole, 1));
   }
+  // A StateRecord holding DenseChunk{slot, offset, data}, byte for byte what Write would produce,
+  // with `data` passed to the sink in place instead of copied into the record.
+  absl::Status WriteDenseChunk(int32_t slot, int64_t offset, std::string_view data);
   int64_t records() const { return records_; }
 
  private:

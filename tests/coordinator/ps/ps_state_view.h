@@ -36,8 +36,9 @@ struct StoreStateView {
 
 inline std::vector<std::string> ExportRecords(const VariableStore& store) {
   std::vector<std::string> records;
-  const absl::Status status = store.ExportState([&](std::string_view record) {
-    records.emplace_back(record);
+  const absl::Status status = store.ExportState([&](std::span<const std::string_view> pieces) {
+    std::string& record = records.emplace_back();
+    for (std::string_view piece : pieces) record.append(piece);
     return absl::OkStatus();
   });
   EXPECT_TRUE(status.ok()) << status;
