@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/ps/parallel_for.h"
 
 namespace tj {
 namespace {
@@ -249,6 +250,19 @@ absl::StatusOr<bool> ParseTensor(WireReader& in, size_t end, v1::Tensor& header,
   return has_data;
 }
 
+// Gathers `pieces` into `out`, large ones on every core: the copy out of gRPC's receive buffers
+// is memory-bound, and the pull is not answered to its caller until it is done.
+void CopyChunks(const ByteChunks& pieces, char* out) {
+  constexpr size_t kGrainBytes = kParallelGrainElements * sizeof(float);
+  ParallelFor(TotalBytes(pieces), kGrainBytes, [&](size_t begin, size_t end) {
+    char* to = out + begin;
+    for (std::span<const char> piece : SubChunks(pieces, begin, end - begin)) {
+      std::memcpy(to, piece.data(), piece.size());
+      to += piece.size();
+    }
+  });
+}
+
 std::vector<grpc::Slice> SlicesOf(const grpc::ByteBuffer& buffer) {
   std::vector<grpc::Slice> slices;
   // Dump takes references to the slices; nothing is copied. It fails only for a null buffer,
@@ -293,7 +307,10 @@ absl::Status DecodePullResponse(const grpc::ByteBuffer& buffer, std::vector<v1::
         ParseTensor(in, in.position() + length, value, kName, [data](WireReader& reader, size_t n) {
           // Same size as last time: the memory is reused as it is.
           if (data->size() != n) data->resize(n);
-          return reader.Copy(n, data->data());
+          ByteChunks pieces;
+          if (!reader.Chunks(n, pieces)) return false;
+          CopyChunks(pieces, data->data());
+          return true;
         });
     if (!has_data.ok()) return has_data.status();
     if (!*has_data) data->clear();
