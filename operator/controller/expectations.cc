@@ -14,13 +14,13 @@ void CreationExpectations::Expect(const std::string& key, const std::vector<std:
   entry.since = now;
 }
 
-bool CreationExpectations::Observed(const std::string& key, const std::string& object) {
+Observation CreationExpectations::Observed(const std::string& key, const std::string& object) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(key);
-  if (it == jobs_.end() || it->second.objects.erase(object) == 0) return false;
-  if (!it->second.objects.empty()) return false;
+  if (it == jobs_.end() || it->second.objects.erase(object) == 0) return Observation::kNotAwaited;
+  if (!it->second.objects.empty()) return Observation::kAwaiting;
   jobs_.erase(it);
-  return true;
+  return Observation::kSatisfied;
 }
 
 bool CreationExpectations::Satisfied(const std::string& key, absl::Time now) const {

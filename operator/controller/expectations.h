@@ -23,6 +23,13 @@
 
 namespace tj::op {
 
+// What an observation did to a job's expectations.
+enum class Observation {
+  kNotAwaited,  // nobody waited for that object (e.g. the informer's initial list)
+  kAwaiting,    // it was awaited, and the job awaits more
+  kSatisfied,   // it was the job's last awaited object
+};
+
 class CreationExpectations {
  public:
   explicit CreationExpectations(absl::Duration ttl = absl::Minutes(5)) : ttl_(ttl) {}
@@ -32,10 +39,8 @@ class CreationExpectations {
   void Expect(const std::string& key, const std::vector<std::string>& objects, absl::Time now);
 
   // `object` of job `key` is no longer awaited: the informer showed it, its create answered
-  // AlreadyExists, or its create failed. Returns true when this was the job's last awaited
-  // object. Unknown keys and objects are ignored (an informer event for an object nobody waits
-  // for, e.g. the initial list).
-  bool Observed(const std::string& key, const std::string& object);
+  // AlreadyExists, or its create failed. Unknown keys and objects change nothing.
+  Observation Observed(const std::string& key, const std::string& object);
 
   // Nothing awaited for the job, or what is awaited was expected longer than the TTL ago.
   bool Satisfied(const std::string& key, absl::Time now) const;

@@ -258,7 +258,8 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
     secret_writes.push_back({absl::StrCat("secrets/", name), "secret",
                              [this, ref = *ref, secret = BuildJobTokenSecret(job, token)] {
                                return client_.Create(ref, secret);
-                             }});
+                             },
+                             /*urgent=*/true});
   }
   absl::StatusOr<std::vector<Write>> service_writes = ServiceWrites(job);
   if (!service_writes.ok()) return {service_writes.status(), std::nullopt};
@@ -422,6 +423,13 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
                       }});
   }
   Dispatch(key, job_json, std::move(writes), now);
+  // The safety net if the informer event of the last awaited object is lost (the controller
+  // does not enqueue a job for each of its objects while it awaits more). Writes done inline
+  // and read back live are observed already.
+  if (std::optional<absl::Time> expires = expectations_.ExpiresAt(key)) {
+    const absl::Duration left = std::max(*expires - now, absl::Seconds(1));
+    if (!requeue || left < *requeue) requeue = left;
+  }
 
   if (!first_error.ok()) return {first_error, std::nullopt};
 
@@ -731,6 +739,7 @@ Reconciler::Write Reconciler::PodWrite(const v1alpha1::TrainingJob& job, Replica
             if (!pod.ok()) return pod.status();
             if (!ref.ok()) return ref.status();
             return client_.Create(*ref, *pod);
-          }};
+          },
+          /*urgent=*/true};
 }
 }  // namespace tj::op

@@ -101,7 +101,9 @@ class Reconciler {
 
   // An informer added `object` ("pods", "services" or "secrets"): it satisfies the expectation
   // of its job (by the trainingjob.dev/job-name label), if one awaits it. Call before enqueuing.
-  void ObjectObserved(const std::string& resource, const nlohmann::json& object);
+  // kAwaiting: the job still awaits other creates, so reconciling it now would do nothing (the
+  // last one's event, or the expiry, brings it back): the caller need not enqueue it.
+  Observation ObjectObserved(const std::string& resource, const nlohmann::json& object);
   // The job informer added or updated the job: a first status write in flight is observed once
   // the cache holds the resourceVersion it produced. Call before enqueuing.
   void JobObserved(const nlohmann::json& job);
@@ -130,10 +132,12 @@ class Reconciler {
   // Writes a reconcile hands to the executor: their expectations recorded first, one Event for
   // what was created, failures as a Warning Event, Created False and a requeue with backoff.
   struct Write {
-    std::string
-        object;  // the expectation: "pods/<name>", "services/<name>", "secrets/<name>", "status"
+    // The expectation: "pods/<name>", "services/<name>", "secrets/<name>", "status".
+    std::string object;
     std::string kind;  // "pod", "service", "secret", "status"
     std::function<absl::StatusOr<nlohmann::json>()> call;
+    // Pods and the Secret they mount go before Services and status writes of every job.
+    bool urgent = false;
   };
   struct WriteBatch;
   void Dispatch(const std::string& key, const nlohmann::json& job_json, std::vector<Write> writes,

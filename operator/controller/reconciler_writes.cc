@@ -68,10 +68,12 @@ void Reconciler::Dispatch(const std::string& key, const json& job_json, std::vec
   // Recorded before the first write goes out: its answer (or informer event) may come at once.
   expectations_.Expect(key, objects, now);
   for (size_t i = 0; i < batch->writes.size(); ++i) {
-    writes_.Submit([this, batch, i] {
-      absl::StatusOr<json> result = batch->writes[i].call();
-      Finished(*batch, i, result);
-    });
+    writes_.Submit(
+        [this, batch, i] {
+          absl::StatusOr<json> result = batch->writes[i].call();
+          Finished(*batch, i, result);
+        },
+        batch->writes[i].urgent);
   }
 }
 
@@ -224,17 +226,17 @@ void Reconciler::JobObserved(const json& job) {
   if (observed) expectations_.Observed(key, "status");
 }
 
-void Reconciler::ObjectObserved(const std::string& resource, const json& object) {
+Observation Reconciler::ObjectObserved(const std::string& resource, const json& object) {
   const auto metadata = object.find("metadata");
-  if (metadata == object.end() || !metadata->is_object()) return;
+  if (metadata == object.end() || !metadata->is_object()) return Observation::kNotAwaited;
   const auto labels = metadata->find("labels");
-  if (labels == metadata->end() || !labels->is_object()) return;
+  if (labels == metadata->end() || !labels->is_object()) return Observation::kNotAwaited;
   const std::string job = labels->value(v1alpha1::kJobNameLabel, "");
-  if (job.empty()) return;
+  if (job.empty()) return Observation::kNotAwaited;
   std::string ns = metadata->value("namespace", "");
   if (ns.empty()) ns = "default";
-  expectations_.Observed(absl::StrCat(ns, "/", job),
-                         absl::StrCat(resource, "/", metadata->value("name", "")));
+  return expectations_.Observed(absl::StrCat(ns, "/", job),
+                                absl::StrCat(resource, "/", metadata->value("name", "")));
 }
 
 }  // namespace tj::op

@@ -12,11 +12,11 @@ ThreadPoolWriteExecutor::ThreadPoolWriteExecutor(int threads, size_t queue_capac
 
 ThreadPoolWriteExecutor::~ThreadPoolWriteExecutor() { Stop(); }
 
-void ThreadPoolWriteExecutor::Submit(std::function<void()> write) {
+void ThreadPoolWriteExecutor::Submit(std::function<void()> write, bool urgent) {
   std::unique_lock<std::mutex> lock(mu_);
-  has_room_.wait(lock, [&] { return stopping_ || queue_.size() < capacity_; });
+  has_room_.wait(lock, [&] { return stopping_ || QueuedLocked() < capacity_; });
   if (stopping_) return;
-  queue_.push_back(std::move(write));
+  (urgent ? urgent_ : queue_).push_back(std::move(write));
   has_work_.notify_one();
 }
 
@@ -25,6 +25,7 @@ void ThreadPoolWriteExecutor::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ && threads_.empty()) return;
     stopping_ = true;
+    urgent_.clear();
     queue_.clear();
   }
   has_work_.notify_all();
@@ -39,29 +40,30 @@ void ThreadPoolWriteExecutor::Stop() {
 
 size_t ThreadPoolWriteExecutor::Queued() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return queue_.size();
+  return QueuedLocked();
 }
 
 bool ThreadPoolWriteExecutor::WaitIdle(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
   return idle_.wait_for(lock, timeout,
-                        [&] { return stopping_ || (queue_.empty() && running_ == 0); });
+                        [&] { return stopping_ || (QueuedLocked() == 0 && running_ == 0); });
 }
 
 void ThreadPoolWriteExecutor::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    has_work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    has_work_.wait(lock, [&] { return stopping_ || QueuedLocked() > 0; });
     if (stopping_) return;
-    std::function<void()> write = std::move(queue_.front());
-    queue_.pop_front();
+    std::deque<std::function<void()>>& from = urgent_.empty() ? queue_ : urgent_;
+    std::function<void()> write = std::move(from.front());
+    from.pop_front();
     ++running_;
     has_room_.notify_one();
     lock.unlock();
     write();
     lock.lock();
     --running_;
-    if (queue_.empty() && running_ == 0) idle_.notify_all();
+    if (QueuedLocked() == 0 && running_ == 0) idle_.notify_all();
   }
 }
 

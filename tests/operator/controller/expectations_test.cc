@@ -17,7 +17,7 @@ struct Step {
   enum Kind { kExpect, kObserve } kind;
   std::vector<std::string> objects;  // Expect: all; Observe: the one
   absl::Duration at;                 // after kT0
-  bool returned = false;             // Observe: "that was the last one"
+  Observation returned = Observation::kNotAwaited;  // Observe
 };
 
 struct Case {
@@ -38,14 +38,15 @@ TEST(CreationExpectationsTest, Table) {
        false,
        {"pods/a", "pods/b"}},
       {"one of two observed",
-       {{Step::kExpect, {"pods/a", "pods/b"}, 0 * s}, {Step::kObserve, {"pods/a"}, 1 * s}},
+       {{Step::kExpect, {"pods/a", "pods/b"}, 0 * s},
+        {Step::kObserve, {"pods/a"}, 1 * s, Observation::kAwaiting}},
        2 * s,
        false,
        {"pods/b"}},
       {"all observed, the last one says so",
        {{Step::kExpect, {"pods/a", "services/a"}, 0 * s},
-        {Step::kObserve, {"services/a"}, 1 * s},
-        {Step::kObserve, {"pods/a"}, 1 * s, true}},
+        {Step::kObserve, {"services/a"}, 1 * s, Observation::kAwaiting},
+        {Step::kObserve, {"pods/a"}, 1 * s, Observation::kSatisfied}},
        2 * s,
        true,
        {}},
@@ -56,13 +57,14 @@ TEST(CreationExpectationsTest, Table) {
        {"pods/a"}},
       {"the same object observed twice counts once",
        {{Step::kExpect, {"pods/a", "pods/b"}, 0 * s},
-        {Step::kObserve, {"pods/a"}, 1 * s},
-        {Step::kObserve, {"pods/a"}, 1 * s}},
+        {Step::kObserve, {"pods/a"}, 1 * s, Observation::kAwaiting},
+        {Step::kObserve, {"pods/a"}, 1 * s, Observation::kNotAwaited}},
        2 * s,
        false,
        {"pods/b"}},
       {"a pod and a service of the same name are different objects",
-       {{Step::kExpect, {"pods/a", "services/a"}, 0 * s}, {Step::kObserve, {"pods/a"}, 1 * s}},
+       {{Step::kExpect, {"pods/a", "services/a"}, 0 * s},
+        {Step::kObserve, {"pods/a"}, 1 * s, Observation::kAwaiting}},
        2 * s,
        false,
        {"services/a"}},
@@ -106,14 +108,15 @@ TEST(CreationExpectationsTest, JobsAreIndependentAndForgotten) {
   CreationExpectations expectations(absl::Minutes(1));
   expectations.Expect("ml/a", {"pods/a-ps-0"}, kT0);
   expectations.Expect("ml/b", {"pods/b-ps-0"}, kT0);
-  EXPECT_FALSE(expectations.Observed("ml/b", "pods/a-ps-0")) << "another job's pod of that name";
+  EXPECT_EQ(expectations.Observed("ml/b", "pods/a-ps-0"), Observation::kNotAwaited)
+      << "another job's pod of that name";
   EXPECT_FALSE(expectations.Satisfied("ml/a", kT0));
   EXPECT_EQ(expectations.ExpiresAt("ml/a"), kT0 + absl::Minutes(1));
   expectations.Forget("ml/a");
   EXPECT_TRUE(expectations.Satisfied("ml/a", kT0));
   EXPECT_EQ(expectations.ExpiresAt("ml/a"), std::nullopt);
   EXPECT_FALSE(expectations.Satisfied("ml/b", kT0));
-  EXPECT_TRUE(expectations.Observed("ml/b", "pods/b-ps-0"));
+  EXPECT_EQ(expectations.Observed("ml/b", "pods/b-ps-0"), Observation::kSatisfied);
   EXPECT_TRUE(expectations.Satisfied("ml/b", kT0));
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -76,6 +77,36 @@ TEST(ThreadPoolWriteExecutorTest, SubmitWaitsForRoomWhenTheQueueIsFull) {
   ASSERT_TRUE(testing::WaitFor([&] { return third_submitted.load(); }));
   submitter.join();
   EXPECT_TRUE(executor.WaitIdle(milliseconds(10'000)));
+}
+
+TEST(ThreadPoolWriteExecutorTest, UrgentWritesGoBeforeTheOthersWaiting) {
+  ThreadPoolWriteExecutor executor(1, 100);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::vector<std::string> order;
+  executor.Submit([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return release; });
+  });
+  ASSERT_TRUE(testing::WaitFor([&] { return executor.Queued() == 0; }));
+  auto record = [&](std::string name) {
+    return [&order, &mu, name] {
+      std::lock_guard<std::mutex> lock(mu);
+      order.push_back(name);
+    };
+  };
+  executor.Submit(record("service a"));
+  executor.Submit(record("pod a"), /*urgent=*/true);
+  executor.Submit(record("service b"));
+  executor.Submit(record("pod b"), /*urgent=*/true);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  ASSERT_TRUE(executor.WaitIdle(milliseconds(10'000)));
+  EXPECT_EQ(order, (std::vector<std::string>{"pod a", "pod b", "service a", "service b"}));
 }
 
 TEST(ThreadPoolWriteExecutorTest, StopDropsWhatIsQueuedAndRefusesMore) {
