@@ -261,7 +261,10 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
                              },
                              /*urgent=*/true});
   }
-  absl::StatusOr<std::vector<Write>> service_writes = ServiceWrites(job);
+  // Shared by this reconcile's queued writes, which build their objects when they run: a burst
+  // holds thousands of writes queued, and their built objects were most of the memory.
+  auto shared_job = std::make_shared<const v1alpha1::TrainingJob>(job);
+  absl::StatusOr<std::vector<Write>> service_writes = ServiceWrites(shared_job);
   if (!service_writes.ok()) return {service_writes.status(), std::nullopt};
 
   const int new_preemptions = SendNotices(job_json, job, pods, token, now);
@@ -407,10 +410,10 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
     events_.Record(job_json, EventType::kWarning, "RestartingReplica",
                    absl::StrCat(pod->name, ": ", restart.message));
     // Without its PodGroup the successor waits for a later reconcile (to_create then).
-    if (may_create_pods) writes.push_back(PodWrite(job, replica));
+    if (may_create_pods) writes.push_back(PodWrite(shared_job, replica));
   }
   if (may_create_pods) {
-    for (ReplicaKey replica : decision.to_create) writes.push_back(PodWrite(job, replica));
+    for (ReplicaKey replica : decision.to_create) writes.push_back(PodWrite(shared_job, replica));
   }
   for (Write& w : *service_writes) writes.push_back(std::move(w));
   if (first_reconcile) {
@@ -501,7 +504,8 @@ absl::StatusOr<std::optional<std::string>> Reconciler::CachedToken(
 }
 
 absl::StatusOr<std::vector<Reconciler::Write>> Reconciler::ServiceWrites(
-    const v1alpha1::TrainingJob& job) {
+    const std::shared_ptr<const v1alpha1::TrainingJob>& shared_job) {
+  const v1alpha1::TrainingJob& job = *shared_job;
   auto services = view_.ServicesOf(NamespaceOf(job), job.metadata.name);
   if (!services.ok()) return services.status();
   std::set<std::string> existing;
@@ -517,8 +521,8 @@ absl::StatusOr<std::vector<Reconciler::Write>> Reconciler::ServiceWrites(
     desired.insert(replica.name);
     if (existing.contains(replica.name)) continue;
     writes.push_back({absl::StrCat("services/", replica.name), "service",
-                      [this, ref = *ref, service = BuildReplicaService(job, replica.key)] {
-                        return client_.Create(ref, service);
+                      [this, ref = *ref, shared_job, key = replica.key] {
+                        return client_.Create(ref, BuildReplicaService(*shared_job, key));
                       }});
   }
   // Services of replicas the job no longer has (workers scaled down): rare, done here.
@@ -730,16 +734,17 @@ absl::Status Reconciler::DeletePod(const json& job_json, const v1alpha1::Trainin
   return absl::OkStatus();
 }
 
-Reconciler::Write Reconciler::PodWrite(const v1alpha1::TrainingJob& job, ReplicaKey key) {
-  const std::string name = ReplicaName(job, key);
-  absl::StatusOr<json> pod = BuildReplicaPod(job, key, options_.pods);
-  auto ref = kube::Resource("pods", NamespaceOf(job));
-  return {absl::StrCat("pods/", name), "pod",
-          [this, pod = std::move(pod), ref = std::move(ref)]() -> absl::StatusOr<json> {
+Reconciler::Write Reconciler::PodWrite(const std::shared_ptr<const v1alpha1::TrainingJob>& job,
+                                       ReplicaKey key) {
+  return {absl::StrCat("pods/", ReplicaName(*job, key)), "pod",
+          [this, job, key]() -> absl::StatusOr<json> {
+            absl::StatusOr<json> pod = BuildReplicaPod(*job, key, options_.pods);
             if (!pod.ok()) return pod.status();
+            auto ref = kube::Resource("pods", NamespaceOf(*job));
             if (!ref.ok()) return ref.status();
             return client_.Create(*ref, *pod);
           },
           /*urgent=*/true};
 }
+
 }  // namespace tj::op

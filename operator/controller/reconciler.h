@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -179,8 +180,9 @@ class Reconciler {
                                                  const std::vector<ObservedPod>& pods,
                                                  absl::Time now);
   // The Services the job lacks (to create) and deletes those of replicas it no longer has.
-  absl::StatusOr<std::vector<Write>> ServiceWrites(const v1alpha1::TrainingJob& job);
-  Write PodWrite(const v1alpha1::TrainingJob& job, ReplicaKey key);
+  absl::StatusOr<std::vector<Write>> ServiceWrites(
+      const std::shared_ptr<const v1alpha1::TrainingJob>& job);
+  Write PodWrite(const std::shared_ptr<const v1alpha1::TrainingJob>& job, ReplicaKey key);
   absl::Status WriteStatus(const nlohmann::json& job_json,
                            const v1alpha1::TrainingJobStatus& status);
   absl::Status DeletePod(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,

@@ -22,6 +22,20 @@ std::string MetadataField(const json& object, const char* field) {
   return metadata->value(field, "");
 }
 
+// What an Event and the status bookkeeping need of the job: a burst holds thousands of batches
+// queued, and whole jobs would be most of the operator's memory.
+json InvolvedObject(const json& job) {
+  json out = {{"apiVersion", job.value("apiVersion", "")}, {"kind", job.value("kind", "")}};
+  json metadata = json::object();
+  if (job.contains("metadata") && job["metadata"].is_object()) {
+    for (const char* field : {"name", "namespace", "uid", "resourceVersion"}) {
+      if (job["metadata"].contains(field)) metadata[field] = job["metadata"][field];
+    }
+  }
+  out["metadata"] = std::move(metadata);
+  return out;
+}
+
 std::string NameIn(const std::string& object) { return object.substr(object.find('/') + 1); }
 
 // "5 pods (a, b, c, d, e)", "1 service (a)".
@@ -35,7 +49,7 @@ std::string Described(const std::string& kind, std::vector<std::string> names) {
 
 struct Reconciler::WriteBatch {
   std::string key;
-  json job_json;
+  json job_json;  // InvolvedObject: enough for Events and the job's name
   std::vector<Write> writes;
   std::mutex mu;
   size_t remaining = 0;
@@ -49,7 +63,7 @@ void Reconciler::Dispatch(const std::string& key, const json& job_json, std::vec
   if (writes.empty()) return;
   auto batch = std::make_shared<WriteBatch>();
   batch->key = key;
-  batch->job_json = job_json;
+  batch->job_json = InvolvedObject(job_json);
   batch->writes = std::move(writes);
   batch->remaining = batch->writes.size();
   std::vector<std::string> objects;
@@ -99,10 +113,12 @@ void Reconciler::Finished(WriteBatch& batch, size_t index, const absl::StatusOr<
     spdlog::debug("{}: first status write: {}", batch.key, result.status().ToString());
     {
       std::lock_guard<std::mutex> lock(mu_);
-      JobMemory& memory = jobs_[batch.key];
-      memory.status_in_flight = false;
-      memory.awaited_status_version.clear();
-      memory.seen_versions.clear();
+      auto it = jobs_.find(batch.key);  // gone: the job was deleted meanwhile
+      if (it != jobs_.end()) {
+        it->second.status_in_flight = false;
+        it->second.awaited_status_version.clear();
+        it->second.seen_versions.clear();
+      }
     }
     std::lock_guard<std::mutex> lock(batch.mu);
     batch.failed = true;
@@ -118,9 +134,11 @@ void Reconciler::Finished(WriteBatch& batch, size_t index, const absl::StatusOr<
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
-      JobMemory& memory = jobs_[batch.key];
-      if (w.kind == "secret") memory.token.clear();
-      if (!failure.empty()) memory.create_failure = failure;
+      auto it = jobs_.find(batch.key);  // gone: the job was deleted meanwhile
+      if (it != jobs_.end()) {
+        if (w.kind == "secret") it->second.token.clear();
+        if (!failure.empty()) it->second.create_failure = failure;
+      }
     }
     if (!failure.empty()) {
       spdlog::warn("{}: {}", batch.key, failure);
@@ -188,8 +206,9 @@ void Reconciler::StatusWritten(const std::string& key, const json& job_json,
   bool observed = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    JobMemory& memory = jobs_[key];
-    if (!memory.status_in_flight) return;
+    auto it = jobs_.find(key);
+    if (it == jobs_.end() || !it->second.status_in_flight) return;
+    JobMemory& memory = it->second;
     if (version.empty() || cached_version == version || memory.seen_versions.contains(version)) {
       memory.status_in_flight = false;
       memory.awaited_status_version.clear();
