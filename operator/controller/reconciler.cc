@@ -325,9 +325,10 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
 
   // A job never reconciled before (no condition yet) writes its status once, after its objects
   // were requested, counting the pods requested as active: the reconcile that then observes
-  // them Pending finds nothing to write. Nothing is restarted on a first reconcile, so the
-  // status-before-action rule (restarts counted once) does not apply to it.
-  const bool first_reconcile = status.conditions.empty();
+  // them Pending finds nothing to write. The status-before-action rule (a restart is counted
+  // before it is carried out) does not concern it, unless it has something to restart (pods of
+  // an earlier leader whose first status write never landed): then it is written first.
+  const bool first_reconcile = status.conditions.empty() && decision.restarts.empty();
   StatusUpdate update;
   update.pods = &pods;
   update.decision = &decision;
