@@ -112,6 +112,20 @@ def metric_value(metrics_text, name):
     return float(m.group(1)) if m else None
 
 
+def write_counts(metrics_text):
+    """tj-operator's API writes during the run, by "verb resource", with each series' p99 (bucket
+    upper bound), from tj_operator_api_write_duration_seconds (creates, status writes, Events)."""
+    out = {}
+    for m in re.finditer(r'^tj_operator_api_write_duration_seconds_count\{([^}]*)\} (\S+)$',
+                         metrics_text, re.MULTILINE):
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+        (q, count) = labeled_histogram_quantiles(
+            metrics_text, "tj_operator_api_write_duration_seconds", labels, [0.5, 0.99])
+        out[f'{labels.get("verb")} {labels.get("resource")}'] = {
+            "count": int(float(m.group(2))), "p50_le_seconds": q[0.5], "p99_le_seconds": q[0.99]}
+    return out
+
+
 def wait_until_quiet(metrics_url, count_of, depth_of, timeout=60):
     """Waits until the operator has nothing queued and its reconcile count stopped moving (two
     scrapes a second apart), i.e. the status writes that follow the creations are done."""
@@ -431,6 +445,7 @@ def main():
 
         jobs = [job_manifest(f"job-{j}", "bench-jobs") for j in range(args.jobs)]
         cpu_before = process_cpu_seconds(operator.pid)
+        load_before = os.getloadavg()
         start = time.monotonic()
         create_in_parallel(kubeconfig, jobs, args.parallelism)
         applied_seconds = time.monotonic() - start
@@ -445,7 +460,8 @@ def main():
         metrics = wait_until_quiet(
             f"http://127.0.0.1:{metrics_port}/metrics",
             lambda t: histogram_quantiles(t, "tj_operator_reconcile_duration_seconds", [0.5])[1],
-            lambda t: metric_value(t, "tj_operator_workqueue_depth"))
+            lambda t: (metric_value(t, "tj_operator_workqueue_depth") or 0) +
+            (metric_value(t, "tj_operator_write_queue_depth") or 0))
         (quantiles, reconciles) = histogram_quantiles(
             metrics, "tj_operator_reconcile_duration_seconds", [0.5, 0.99])
         with open(f"/proc/{operator.pid}/status") as f:
@@ -465,6 +481,10 @@ def main():
             "reconcile_p50_le_seconds": quantiles[0.5],
             "reconcile_p99_le_seconds": quantiles[0.99],
             "operator_peak_rss_mib": round(rss_kib / 1024, 1),
+            "operator_cpu_seconds": round(operator_cpu, 1),
+            "load_average_before_burst": load_before,
+            "load_average_after_burst": os.getloadavg(),
+            "api_writes": write_counts(metrics),
         }
         ok = pods == want
 

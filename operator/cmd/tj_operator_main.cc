@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
     }
   };
   tj::op::GrpcPreemptionNotifier notifier(notifier_options);
-  tj::op::OperatorEventSink events(*client, "tj-operator", identity);
+  tj::op::OperatorEventSink events(*client, "tj-operator", identity, &metrics);
 
   tj::op::GrpcCoordinatorProgress progress;
   tj::op::ControllerOptions controller_options;

@@ -31,6 +31,9 @@ class ClusterView {
   // The Node, or null. `known` is false when nodes cannot be read (not watched, no permission):
   // then a missing node proves nothing.
   virtual ObjectPtr Node(const std::string& name, bool* known) = 0;
+  // True when reads go to the API server itself, so an object whose create succeeded is seen by
+  // the next read (no informer will report it); false for a cache.
+  virtual bool Live() const { return false; }
 };
 
 // Reads through KubeClient on every call: always fresh, never stale, one request per read.
@@ -45,6 +48,7 @@ class DirectClusterView : public ClusterView {
                                                     const std::string& job_name) override;
   ObjectPtr Secret(const std::string& namespace_name, const std::string& name) override;
   ObjectPtr Node(const std::string& name, bool* known) override;
+  bool Live() const override { return true; }
 
  private:
   ObjectPtr GetOrNull(const std::string& resource, const std::string& namespace_name,

@@ -1,6 +1,7 @@
 #include "operator/controller/controller.h"
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -77,6 +78,13 @@ std::vector<std::string> NodeIndexValues(const json& object) {
   return {node};
 }
 
+ReconcilerOptions WithWrites(ReconcilerOptions options, WriteExecutor* writes,
+                             std::function<void(const std::string&, bool)> on_writes_done) {
+  options.writes = writes;
+  options.on_writes_done = std::move(on_writes_done);
+  return options;
+}
+
 }  // namespace
 
 // Reads from the informers' caches: no API call per reconcile.
@@ -114,7 +122,18 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, ControllerOptio
       options_(std::move(options)),
       metrics_(metrics),
       view_(std::make_unique<CacheView>(*this)),
-      reconciler_(*view_, *client_, notifier, events, options_.reconciler),
+      writes_(std::make_unique<ThreadPoolWriteExecutor>(options_.write_concurrency,
+                                                        options_.write_queue_capacity)),
+      reconciler_(*view_, *client_, notifier, events,
+                  WithWrites(options_.reconciler, writes_.get(),
+                             [this](const std::string& key, bool failed) {
+                               // A refused create is retried with the key's backoff.
+                               if (failed) {
+                                 queue_.AddRateLimited(key);
+                               } else {
+                                 queue_.Add(key);
+                               }
+                             })),
       queue_(kube::WorkQueueOptions{.name = "trainingjobs"}) {
   const std::string owned = v1alpha1::kJobNameLabel;  // "has the label" selector
   auto make = [&](const char* resource, const std::string& ns, std::string selector,
@@ -140,24 +159,37 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, ControllerOptio
   };
   const std::string& ns = options_.namespace_name;
   jobs_ = make("trainingjobs", ns, "",
-               {[this](const kube::ObjectPtr& job) { EnqueueJob(job); },
-                [this](const kube::ObjectPtr&, const kube::ObjectPtr& job) { EnqueueJob(job); },
+               {[this](const kube::ObjectPtr& job) {
+                  reconciler_.JobObserved(*job);
+                  EnqueueJob(job);
+                },
+                [this](const kube::ObjectPtr&, const kube::ObjectPtr& job) {
+                  reconciler_.JobObserved(*job);
+                  EnqueueJob(job);
+                },
                 [this](const kube::ObjectPtr& job) { EnqueueJob(job); }},
                options_.resync_period);
-  kube::InformerHandlers owned_handlers{
-      [this](const kube::ObjectPtr& o) { EnqueueOwner(o); },
-      [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { EnqueueOwner(o); },
-      [this](const kube::ObjectPtr& o) { EnqueueOwner(o); }};
-  kube::InformerHandlers pod_handlers = owned_handlers;
+  // An added object satisfies its job's expectation before the job is enqueued.
+  auto owned_handlers = [this](const char* resource) {
+    return kube::InformerHandlers{
+        [this, resource](const kube::ObjectPtr& o) {
+          // While the job awaits more of its creates its reconcile would do nothing: the last
+          // one's event enqueues it (a new job's 11 objects cost one reconcile, not 11).
+          if (reconciler_.ObjectObserved(resource, *o) != Observation::kAwaiting) EnqueueOwner(o);
+        },
+        [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { EnqueueOwner(o); },
+        [this](const kube::ObjectPtr& o) { EnqueueOwner(o); }};
+  };
+  kube::InformerHandlers pod_handlers = owned_handlers("pods");
   pod_handlers.on_delete = [this](const kube::ObjectPtr& pod) {
     if (pod->contains("metadata")) reconciler_.PodDeleted((*pod)["metadata"].value("uid", ""));
     EnqueueOwner(pod);
   };
   pods_ = make("pods", ns, owned, pod_handlers, absl::ZeroDuration(),
                {{kByJob, JobIndexValues}, {kByNode, NodeIndexValues}});
-  services_ =
-      make("services", ns, owned, owned_handlers, absl::ZeroDuration(), {{kByJob, JobIndexValues}});
-  secrets_ = make("secrets", ns, owned, owned_handlers, absl::ZeroDuration());
+  services_ = make("services", ns, owned, owned_handlers("services"), absl::ZeroDuration(),
+                   {{kByJob, JobIndexValues}});
+  secrets_ = make("secrets", ns, owned, owned_handlers("secrets"), absl::ZeroDuration());
   if (options_.watch_nodes) {
     nodes_ = make("nodes", "", "",
                   {nullptr,
@@ -171,6 +203,7 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, ControllerOptio
 
 Controller::~Controller() {
   queue_.ShutDown();
+  writes_->Stop();  // its callbacks reach the reconciler and the queue
   for (auto* informer : {&jobs_, &pods_, &services_, &secrets_, &nodes_}) {
     if (*informer) (*informer)->Stop();
   }
@@ -201,7 +234,10 @@ void Controller::Work() {
     const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
     if (metrics_ != nullptr) {
       metrics_->ObserveHistogram(
-          "tj_operator_reconcile_duration_seconds", "Time one Reconcile of a TrainingJob took",
+          "tj_operator_reconcile_duration_seconds",
+          "Time one Reconcile of a TrainingJob took to decide and dispatch: it includes deletes "
+          "and status writes after the first, not the creates (and first status write) it hands "
+          "to the write executor; see tj_operator_api_write_duration_seconds",
           seconds, kDurationBuckets, {{"result", result.status.ok() ? "success" : "error"}});
     }
     if (result.status.ok()) {
@@ -222,6 +258,9 @@ void Controller::RefreshGauges() {
   if (metrics_ == nullptr) return;
   metrics_->SetGauge("tj_operator_workqueue_depth", "Job keys waiting in the work queue",
                      static_cast<double>(queue_.Depth()));
+  metrics_->SetGauge("tj_operator_write_queue_depth",
+                     "API writes (creates, first status writes) waiting for the write executor",
+                     static_cast<double>(writes_->Queued()));
   std::map<std::string, double> by_state = {{"Created", 0},   {"Running", 0}, {"Restarting", 0},
                                             {"Succeeded", 0}, {"Failed", 0},  {"Suspended", 0}};
   for (const kube::ObjectPtr& job : jobs_->cache().List()) {
@@ -280,6 +319,7 @@ absl::Status Controller::Run(const std::shared_ptr<kube::Cancellation>& stop) {
   stop->SetHook(nullptr);
   queue_.ShutDownWithDrain();
   for (std::thread& t : workers) t.join();
+  writes_->Stop();  // what is still queued is redone by the next leader's reconciles
   for (auto* informer : {&jobs_, &pods_, &services_, &secrets_, &nodes_}) {
     if (*informer) (*informer)->Stop();
   }

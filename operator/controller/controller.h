@@ -16,6 +16,7 @@
 #include "operator/controller/event_sink.h"
 #include "operator/controller/preemption_notifier.h"
 #include "operator/controller/reconciler.h"
+#include "operator/controller/write_executor.h"
 #include "operator/kube/cancellation.h"
 #include "operator/kube/informer.h"
 #include "operator/kube/kube_client.h"
@@ -26,7 +27,11 @@ namespace tj::op {
 struct ControllerOptions {
   std::string namespace_name;  // "" = every namespace
   int workers = 4;
-  ReconcilerOptions reconciler;
+  ReconcilerOptions reconciler;  // its writes and on_writes_done are the controller's
+  // API writes in flight at once for reconciles (creates, first status writes), and how many may
+  // wait for one (beyond that a reconcile waits to hand its writes over).
+  int write_concurrency = 16;
+  size_t write_queue_capacity = 16384;
   // Every job is reconciled at least this often (a level-triggered safety net).
   absl::Duration resync_period = absl::Minutes(5);
   // Nodes are watched for node loss; without permission to list them the controller still runs
@@ -67,6 +72,7 @@ class Controller {
   std::unique_ptr<kube::Informer> secrets_;
   std::unique_ptr<kube::Informer> nodes_;
   std::unique_ptr<CacheView> view_;
+  std::unique_ptr<ThreadPoolWriteExecutor> writes_;  // before reconciler_: it writes through it
   Reconciler reconciler_;
   kube::WorkQueue queue_;
   std::atomic<bool> synced_{false};

@@ -93,6 +93,9 @@ v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& pre
   if (!update.pod_group_problem.empty()) {
     SetJobCondition(next.conditions, ConditionType::kCreated, ConditionStatus::kFalse,
                     kPodGroupUnavailableReason, update.pod_group_problem, now);
+  } else if (!update.create_failure.empty()) {
+    SetJobCondition(next.conditions, ConditionType::kCreated, ConditionStatus::kFalse,
+                    kFailedCreateReason, update.create_failure, now);
   } else if (created == next.conditions.end()) {
     SetJobCondition(next.conditions, ConditionType::kCreated, ConditionStatus::kTrue, "Created",
                     "the operator created the job's replicas", now);
@@ -142,6 +145,7 @@ v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& pre
       }
     }
   }
+  for (ReplicaKey key : update.requested) ++counts[key.type].active;
   for (const auto& [key, restart] : decision.restarts) {
     ++counts[key.type].restarts;
     if (key.type == ReplicaType::kCoordinator) ++next.coordinator_restarts;

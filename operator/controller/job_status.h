@@ -17,6 +17,8 @@ namespace tj::op {
 
 // The reason of a False Created condition: the job's PodGroup could not be made.
 inline constexpr char kPodGroupUnavailableReason[] = "PodGroupUnavailable";
+// The reason of a False Created condition: the API server refused to create a replica's object.
+inline constexpr char kFailedCreateReason[] = "FailedCreate";
 
 // Sets the condition of `type`: unchanged when status, reason and message already match; a
 // changed message alone keeps the transition time; a new status or reason takes `now`. A
@@ -47,6 +49,14 @@ struct StatusUpdate {
   // is created; Created turns False with reason PodGroupUnavailable and this message. Empty:
   // Created is True (again, in place, once the PodGroup exists).
   std::string pod_group_problem;
+  // Non-empty (and no pod_group_problem): creating the job's objects failed (the API server
+  // rejected a pod: a quota, an invalid template); Created turns False with reason FailedCreate
+  // and this message until a later create succeeds. The creates are retried.
+  std::string create_failure;
+  // Pods whose creates this reconcile requested and the informers have not shown yet: counted
+  // as active (client-go's job controller counts its successful creates the same way), so the
+  // reconcile that then observes them Pending finds the status unchanged and writes nothing.
+  std::vector<ReplicaKey> requested;
 };
 
 // previous + this reconcile. Created is True from the first reconcile on, unless the PodGroup

@@ -1,8 +1,10 @@
-// A KubeClient that counts failed API calls by verb and code (tj_operator_api_errors_total) and
-// forwards everything to the real client. NotFound and AlreadyExists are answers the controller
+// A KubeClient that counts failed API calls by verb and code (tj_operator_api_errors_total),
+// times every write (tj_operator_api_write_duration_seconds{verb,resource}) and forwards
+// everything to the real client. NotFound and AlreadyExists are answers the controller
 // expects (it checks before it acts, through a cache that may lag), so they are not errors here.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "coordinator/metrics/metrics_registry.h"
@@ -37,6 +39,9 @@ class MeteredKubeClient : public kube::KubeClient {
  private:
   template <typename T>
   T Count(const char* verb, T result);
+  // Runs a write, observing tj_operator_api_write_duration_seconds{verb,resource}, then Count.
+  template <typename T>
+  T TimeWrite(const char* verb, const kube::ResourceRef& ref, const std::function<T()>& call);
 
   std::shared_ptr<kube::KubeClient> inner_;
   MetricsRegistry* metrics_;

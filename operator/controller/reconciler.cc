@@ -92,46 +92,6 @@ absl::Duration GracePeriodOf(const v1alpha1::TrainingJob& job, ReplicaType type)
   return absl::Seconds(30);  // Kubernetes' default terminationGracePeriodSeconds
 }
 
-// Runs fn(0..n-1) on up to kParallelWrites threads and returns the first error. A job's pods and
-// services are independent writes; issued one after another, a 5-pod job's first reconcile took
-// 10 round trips to a busy API server.
-constexpr size_t kParallelWrites = 6;
-absl::Status ForEachParallel(size_t n, const std::function<absl::Status(size_t)>& fn) {
-  if (n == 0) return absl::OkStatus();
-  if (n == 1) return fn(0);
-  std::atomic<size_t> next{0};
-  auto drain = [&] {
-    absl::Status first;
-    for (size_t i; (i = next.fetch_add(1)) < n;) {
-      absl::Status s = fn(i);
-      if (!s.ok() && first.ok()) first = std::move(s);
-    }
-    return first;
-  };
-  std::vector<std::future<absl::Status>> helpers;
-  for (size_t t = 1; t < std::min(n, kParallelWrites); ++t) {
-    helpers.push_back(std::async(std::launch::async, drain));
-  }
-  absl::Status first = drain();
-  for (auto& helper : helpers) {
-    absl::Status s = helper.get();
-    if (!s.ok() && first.ok()) first = std::move(s);
-  }
-  return first;
-}
-
-// One Event for the objects of a kind created by one reconcile ("created 5 pods: a, b, ..."): a
-// 500-job burst otherwise posts an Event per object, as many writes as the objects themselves.
-void RecordCreated(EventSink& events, const json& job_json, const std::string& reason,
-                   const std::string& kind, std::vector<std::string> names) {
-  if (names.empty()) return;
-  std::sort(names.begin(), names.end());
-  const std::string message = names.size() == 1 ? absl::StrCat("created ", kind, " ", names.front())
-                                                : absl::StrCat("created ", names.size(), " ", kind,
-                                                               "s: ", absl::StrJoin(names, ", "));
-  events.Record(job_json, EventType::kNormal, reason, message);
-}
-
 }  // namespace
 
 Reconciler::Reconciler(ClusterView& view, kube::KubeClient& client, PreemptionNotifier& notifier,
@@ -140,7 +100,9 @@ Reconciler::Reconciler(ClusterView& view, kube::KubeClient& client, PreemptionNo
       client_(client),
       notifier_(notifier),
       events_(events),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      writes_(options_.writes != nullptr ? *options_.writes : inline_writes_),
+      expectations_(options_.expectations_ttl) {}
 
 ReconcileCounters Reconciler::counters() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -165,6 +127,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   if (job_json == nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
     jobs_.erase(key);  // its objects go with it (ownerReferences)
+    expectations_.Forget(key);
     if (options_.progress != nullptr) options_.progress->Forget(key);
     return {};
   }
@@ -247,41 +210,63 @@ absl::StatusOr<std::vector<ObservedPod>> Reconciler::ObservePods(const v1alpha1:
 ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::TrainingJob job,
                                            absl::Time now) {
   const std::string key = JobKey(job);
+  // Before the cache is read: an expectation observed after this point is in the cache already
+  // (the informers update their cache before they report).
+  const bool creations_settled = expectations_.Satisfied(key, now);
   const v1alpha1::TrainingJobStatus status = job.status.value_or(v1alpha1::TrainingJobStatus{});
   absl::StatusOr<std::vector<ObservedPod>> observed = ObservePods(job);
   if (!observed.ok()) return {observed.status(), std::nullopt};
   std::vector<ObservedPod>& pods = *observed;
+  std::string create_failure;
+  std::string token;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    jobs_[key].last_invalid_message.clear();
+    JobMemory& memory = jobs_[key];
+    memory.last_invalid_message.clear();
+    create_failure = memory.create_failure;
+    token = memory.token;
   }
 
   if (JobFinished(status)) return ReconcileFinished(job_json, job, pods, now);
 
-  // The Secret and the Services do not depend on the decision: they are written while it is made
-  // and the status is written, and waited for before any pod is created (a first reconcile
-  // otherwise took four rounds of writes: Secret, Services, status, Pods).
   absl::StatusOr<std::optional<std::string>> cached_token = CachedToken(job);
   if (!cached_token.ok()) return {cached_token.status(), std::nullopt};
-  std::string token = cached_token->value_or("");
-  std::future<absl::Status> secret_written;
+  if (cached_token->has_value()) token = **cached_token;
+
+  if (!creations_settled) {
+    // Creates of this job are in flight: the cache may not show them yet, so nothing is decided
+    // from it (a missing pod may be one being created). Their informer events (or answers)
+    // bring the job back; the expiry is the safety net for a lost event.
+    SendNotices(job_json, job, pods, token, now);
+    std::optional<absl::Time> expires = expectations_.ExpiresAt(key);
+    if (!expires) return {};  // observed meanwhile: its event requeued the job
+    return {absl::OkStatus(), std::max(*expires - now, absl::Seconds(1))};
+  }
+
+  std::vector<Write> secret_writes;
   if (!cached_token->has_value()) {
-    secret_written =
-        std::async(std::launch::async, [&] { return CreateTokenSecret(job_json, job, &token); });
+    absl::StatusOr<std::string> fresh = GenerateJobToken();
+    if (!fresh.ok()) return {fresh.status(), std::nullopt};
+    token = *fresh;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_[key].token = token;
+    }
+    const std::string name = v1alpha1::JobTokenSecretName(job.metadata.name);
+    auto ref = kube::Resource("secrets", NamespaceOf(job));
+    if (!ref.ok()) return {ref.status(), std::nullopt};
+    secret_writes.push_back({absl::StrCat("secrets/", name), "secret",
+                             [this, ref = *ref, secret = BuildJobTokenSecret(job, token)] {
+                               return client_.Create(ref, secret);
+                             },
+                             /*urgent=*/true});
   }
-  std::future<absl::Status> services_written =
-      std::async(std::launch::async, [&] { return EnsureServices(job_json, job); });
-  // Both are joined before returning, on every path (the futures' destructors wait).
-  auto join_writes = [&]() -> absl::Status {
-    absl::Status first;
-    if (secret_written.valid()) first = secret_written.get();
-    absl::Status services = services_written.valid() ? services_written.get() : absl::OkStatus();
-    return first.ok() ? services : first;
-  };
-  // Notices carry the token: with pods but no Secret in the cache (deleted?), wait for the new one.
-  if (!pods.empty() && secret_written.valid()) {
-    if (absl::Status s = secret_written.get(); !s.ok()) return {s, std::nullopt};
-  }
+  // Shared by this reconcile's queued writes, which build their objects when they run: a burst
+  // holds thousands of writes queued, and their built objects were most of the memory.
+  auto shared_job = std::make_shared<const v1alpha1::TrainingJob>(job);
+  absl::StatusOr<std::vector<Write>> service_writes = ServiceWrites(shared_job);
+  if (!service_writes.ok()) return {service_writes.status(), std::nullopt};
+
   const int new_preemptions = SendNotices(job_json, job, pods, token, now);
   std::optional<absl::Duration> requeue = ReplaceStuckPods(job_json, pods, now);
 
@@ -336,7 +321,14 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
     spdlog::warn("{}: {}", key, pod_group_problem);
     events_.Record(job_json, EventType::kWarning, kPodGroupUnavailableReason, pod_group_problem);
   }
+  const bool may_create_pods = pod_group_problem.empty();
 
+  // A job never reconciled before (no condition yet) writes its status once, after its objects
+  // were requested, counting the pods requested as active: the reconcile that then observes
+  // them Pending finds nothing to write. The status-before-action rule (a restart is counted
+  // before it is carried out) does not concern it, unless it has something to restart (pods of
+  // an earlier leader whose first status write never landed): then it is written first.
+  const bool first_reconcile = status.conditions.empty() && decision.restarts.empty();
   StatusUpdate update;
   update.pods = &pods;
   update.decision = &decision;
@@ -348,6 +340,8 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   update.job_name = job.metadata.name;
   update.new_preemptions = new_preemptions;
   update.pod_group_problem = pod_group_problem;
+  update.create_failure = create_failure;
+  if (first_reconcile && may_create_pods) update.requested = decision.to_create;
   if (options_.progress != nullptr) {
     const std::string address = CoordinatorAddress(pods);
     if (!address.empty()) options_.progress->Refresh(key, address, token);
@@ -359,15 +353,13 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   const v1alpha1::TrainingJobStatus next = NextJobStatus(status, update);
   // The status first: if it cannot be written (a stale cache: Conflict) nothing below happens, and
   // the next reconcile decides again from fresh data; a restart is counted before it is done.
-  if (!(next == status)) {
-    if (absl::Status s = WriteStatus(job_json, next); !s.ok()) {
-      join_writes().IgnoreError();  // their own errors come back with the next reconcile
-      return {s, std::nullopt};
-    }
+  if (!first_reconcile && !(next == status)) {
+    if (absl::Status s = WriteStatus(job_json, next); !s.ok()) return {s, std::nullopt};
   }
-  // Pods find each other by Service name and mount the Secret: both exist before any pod.
-  if (absl::Status s = join_writes(); !s.ok()) return {s, std::nullopt};
-  if (CurrentState(next) != CurrentState(status)) {
+  // On a first reconcile the one Event listing the objects created says it (a burst of new jobs
+  // posts one Event per job).
+  const bool created_event_covers = first_reconcile && decision.phase == JobPhase::kCreated;
+  if (CurrentState(next) != CurrentState(status) && !created_event_covers) {
     const bool bad = decision.phase == JobPhase::kFailed || decision.phase == JobPhase::kRestarting;
     events_.Record(job_json, bad ? EventType::kWarning : EventType::kNormal,
                    std::string(JobPhaseName(decision.phase)), decision.message);
@@ -393,6 +385,10 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
         job_json, job, *pod,
         finished ? absl::StrCat("the job ended (", decision.reason, ")") : decision.message, -1));
   }
+  // Pods first: nothing needs the Services before a pod exists (a pod mounts the Secret when it
+  // starts on a node, and the kubelet retries until it is there), and the Secret goes first
+  // anyway, one write.
+  std::vector<Write> writes = std::move(secret_writes);
   for (const auto& [replica, restart] : decision.restarts) {
     const ObservedPod* pod = FindPod(pods, replica);
     if (pod == nullptr) continue;
@@ -415,9 +411,29 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
     events_.Record(job_json, EventType::kWarning, "RestartingReplica",
                    absl::StrCat(pod->name, ": ", restart.message));
     // Without its PodGroup the successor waits for a later reconcile (to_create then).
-    if (pod_group_problem.empty()) keep(CreatePods(job_json, job, {replica}));
+    if (may_create_pods) writes.push_back(PodWrite(shared_job, replica));
   }
-  if (pod_group_problem.empty()) keep(CreatePods(job_json, job, decision.to_create));
+  if (may_create_pods) {
+    for (ReplicaKey replica : decision.to_create) writes.push_back(PodWrite(shared_job, replica));
+  }
+  for (Write& w : *service_writes) writes.push_back(std::move(w));
+  if (first_reconcile) {
+    json object = job_json;
+    object["status"] = v1alpha1::TrainingJobStatusToJson(next);
+    auto ref = kube::Resource("trainingjobs", NamespaceOf(job), job.metadata.name);
+    if (!ref.ok()) return {ref.status(), std::nullopt};
+    writes.push_back({"status", "status", [this, ref = *ref, object = std::move(object)] {
+                        return client_.UpdateStatus(ref, object);
+                      }});
+  }
+  Dispatch(key, job_json, std::move(writes), now);
+  // The safety net if the informer event of the last awaited object is lost (the controller
+  // does not enqueue a job for each of its objects while it awaits more). Writes done inline
+  // and read back live are observed already.
+  if (std::optional<absl::Time> expires = expectations_.ExpiresAt(key)) {
+    const absl::Duration left = std::max(*expires - now, absl::Seconds(1));
+    if (!requeue || left < *requeue) requeue = left;
+  }
 
   if (!first_error.ok()) return {first_error, std::nullopt};
 
@@ -434,7 +450,6 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   }
   return {absl::OkStatus(), requeue};
 }
-
 ReconcileResult Reconciler::ReconcileFinished(const json& job_json,
                                               const v1alpha1::TrainingJob& job,
                                               const std::vector<ObservedPod>& pods,
@@ -489,26 +504,9 @@ absl::StatusOr<std::optional<std::string>> Reconciler::CachedToken(
   return std::string();
 }
 
-absl::Status Reconciler::CreateTokenSecret(const json& job_json, const v1alpha1::TrainingJob& job,
-                                           std::string* token) {
-  const std::string name = v1alpha1::JobTokenSecretName(job.metadata.name);
-  absl::StatusOr<std::string> fresh = GenerateJobToken();
-  if (!fresh.ok()) return fresh.status();
-  auto ref = kube::Resource("secrets", NamespaceOf(job));
-  if (!ref.ok()) return ref.status();
-  auto created = client_.Create(*ref, BuildJobTokenSecret(job, *fresh));
-  if (created.ok()) {
-    *token = *fresh;
-    events_.Record(job_json, EventType::kNormal, "CreatedSecret",
-                   absl::StrCat("created the job's RPC token secret ", name));
-    return absl::OkStatus();
-  }
-  // Created by an earlier reconcile the cache has not shown yet: the next reconcile reads it.
-  if (absl::IsAlreadyExists(created.status())) return absl::OkStatus();
-  return created.status();
-}
-
-absl::Status Reconciler::EnsureServices(const json& job_json, const v1alpha1::TrainingJob& job) {
+absl::StatusOr<std::vector<Reconciler::Write>> Reconciler::ServiceWrites(
+    const std::shared_ptr<const v1alpha1::TrainingJob>& shared_job) {
+  const v1alpha1::TrainingJob& job = *shared_job;
   auto services = view_.ServicesOf(NamespaceOf(job), job.metadata.name);
   if (!services.ok()) return services.status();
   std::set<std::string> existing;
@@ -519,25 +517,16 @@ absl::Status Reconciler::EnsureServices(const json& job_json, const v1alpha1::Tr
   auto ref = kube::Resource("services", NamespaceOf(job));
   if (!ref.ok()) return ref.status();
   std::set<std::string> desired;
-  std::vector<Replica> missing;
+  std::vector<Write> writes;
   for (const Replica& replica : DesiredReplicas(job)) {
     desired.insert(replica.name);
-    if (!existing.contains(replica.name)) missing.push_back(replica);
+    if (existing.contains(replica.name)) continue;
+    writes.push_back({absl::StrCat("services/", replica.name), "service",
+                      [this, ref = *ref, shared_job, key = replica.key] {
+                        return client_.Create(ref, BuildReplicaService(*shared_job, key));
+                      }});
   }
-  std::mutex created_mu;
-  std::vector<std::string> created_names;
-  absl::Status created_all = ForEachParallel(missing.size(), [&](size_t i) -> absl::Status {
-    auto created = client_.Create(*ref, BuildReplicaService(job, missing[i].key));
-    if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
-    if (created.ok()) {
-      std::lock_guard<std::mutex> lock(created_mu);
-      created_names.push_back(missing[i].name);
-    }
-    return absl::OkStatus();
-  });
-  RecordCreated(events_, job_json, "CreatedServices", "service", created_names);
-  if (!created_all.ok()) return created_all;
-  // Services of replicas the job no longer has (workers scaled down).
+  // Services of replicas the job no longer has (workers scaled down): rare, done here.
   for (const std::string& name : existing) {
     if (desired.contains(name)) continue;
     auto service_ref = kube::Resource("services", NamespaceOf(job), name);
@@ -545,9 +534,8 @@ absl::Status Reconciler::EnsureServices(const json& job_json, const v1alpha1::Tr
     auto deleted = client_.Delete(*service_ref, {});
     if (!deleted.ok() && !absl::IsNotFound(deleted.status())) return deleted.status();
   }
-  return absl::OkStatus();
+  return writes;
 }
-
 absl::Status Reconciler::EnsurePodGroup(const json& job_json, const v1alpha1::TrainingJob& job,
                                         bool pods_to_create, std::string* problem) {
   const GangScheduler scheduler = options_.pods.gang_scheduler;
@@ -747,39 +735,17 @@ absl::Status Reconciler::DeletePod(const json& job_json, const v1alpha1::Trainin
   return absl::OkStatus();
 }
 
-absl::Status Reconciler::CreatePods(const json& job_json, const v1alpha1::TrainingJob& job,
-                                    const std::vector<ReplicaKey>& keys) {
-  std::mutex created_mu;
-  std::vector<std::string> created_names;
-  absl::Status status = ForEachParallel(keys.size(), [&](size_t i) -> absl::Status {
-    absl::StatusOr<std::string> created = CreatePod(job, keys[i]);
-    if (!created.ok()) return created.status();
-    if (!created->empty()) {
-      std::lock_guard<std::mutex> lock(created_mu);
-      created_names.push_back(*created);
-    }
-    return absl::OkStatus();
-  });
-  RecordCreated(events_, job_json, "CreatedPods", "pod", created_names);
-  return status;
-}
-
-absl::StatusOr<std::string> Reconciler::CreatePod(const v1alpha1::TrainingJob& job,
-                                                  ReplicaKey key) {
-  absl::StatusOr<json> pod = BuildReplicaPod(job, key, options_.pods);
-  if (!pod.ok()) return pod.status();
-  auto ref = kube::Resource("pods", NamespaceOf(job));
-  if (!ref.ok()) return ref.status();
-  auto created = client_.Create(*ref, *pod);
-  // The old pod of a restarted replica may still be there for a moment; its deletion event brings
-  // the job back here.
-  if (absl::IsAlreadyExists(created.status())) return std::string();
-  if (!created.ok()) return created.status();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++counters_.pods_created;
-  }
-  return ObjectName(*pod);
+Reconciler::Write Reconciler::PodWrite(const std::shared_ptr<const v1alpha1::TrainingJob>& job,
+                                       ReplicaKey key) {
+  return {absl::StrCat("pods/", ReplicaName(*job, key)), "pod",
+          [this, job, key]() -> absl::StatusOr<json> {
+            absl::StatusOr<json> pod = BuildReplicaPod(*job, key, options_.pods);
+            if (!pod.ok()) return pod.status();
+            auto ref = kube::Resource("pods", NamespaceOf(*job));
+            if (!ref.ok()) return ref.status();
+            return client_.Create(*ref, *pod);
+          },
+          /*urgent=*/true};
 }
 
 }  // namespace tj::op

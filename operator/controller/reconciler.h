@@ -3,6 +3,13 @@
 // jobcontrol's DecideJobPhase (the same decisions `tjctl run` makes), writes the status first and
 // then acts (creates, deletes), so a reconcile interrupted anywhere is completed by the next.
 //
+// Creates do not hold the reconcile: it records them as expectations (CreationExpectations) and
+// hands them to the write executor (options.writes), and a job whose expected creations have not
+// been observed yet (ObjectObserved, from the informers) creates nothing more. A job's first
+// reconcile writes its status once, after its objects were requested, on the executor too.
+// Deletes and later status writes stay in the reconcile (the status must be written before a
+// restart is carried out, so a restart is never counted twice).
+//
 // State kept in memory, rebuilt harmlessly after an operator restart:
 //  - pods whose restart was already carried out (their UID), until the pod informer reports them
 //    gone, so a stale cache never counts one exit twice;
@@ -16,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -29,10 +37,12 @@
 #include "operator/controller/cluster_view.h"
 #include "operator/controller/coordinator_progress.h"
 #include "operator/controller/event_sink.h"
+#include "operator/controller/expectations.h"
 #include "operator/controller/job_status.h"
 #include "operator/controller/observed_pod.h"
 #include "operator/controller/preemption_notifier.h"
 #include "operator/controller/replica_objects.h"
+#include "operator/controller/write_executor.h"
 #include "operator/kube/kube_client.h"
 
 namespace tj::op {
@@ -53,6 +63,15 @@ struct ReconcilerOptions {
   // With a gang scheduler whose PodGroup cannot be made (its CRD not installed, no permission),
   // the job is looked at again after this long: nothing watches for the CRD to appear.
   absl::Duration pod_group_retry_interval = absl::Minutes(1);
+  // Where creates (and a job's first status write) run; null: in the reconciling thread, before
+  // Reconcile returns (tests and tools). Must outlive the Reconciler's last write.
+  WriteExecutor* writes = nullptr;
+  // How long unobserved creations block a job's next creates (client-go: 5 minutes).
+  absl::Duration expectations_ttl = absl::Minutes(5);
+  // Called (from an executor thread) when a job's dispatched writes have all answered:
+  // `failed` when one failed (requeue the job with backoff: its creates are retried); otherwise
+  // only when an earlier failure cleared (requeue, so Created turns True again).
+  std::function<void(const std::string& key, bool failed)> on_writes_done;
 };
 
 // What happened, for metrics (restarts by reason, notices, API errors).
@@ -81,6 +100,17 @@ class Reconciler {
   // The pod informer saw the pod with this UID deleted.
   void PodDeleted(const std::string& uid);
 
+  // An informer added `object` ("pods", "services" or "secrets"): it satisfies the expectation
+  // of its job (by the trainingjob.dev/job-name label), if one awaits it. Call before enqueuing.
+  // kAwaiting: the job still awaits other creates, so reconciling it now would do nothing (the
+  // last one's event, or the expiry, brings it back): the caller need not enqueue it.
+  Observation ObjectObserved(const std::string& resource, const nlohmann::json& object);
+  // The job informer added or updated the job: a first status write in flight is observed once
+  // the cache holds the resourceVersion it produced. Call before enqueuing.
+  void JobObserved(const nlohmann::json& job);
+
+  const CreationExpectations& expectations() const { return expectations_; }
+
   ReconcileCounters counters() const;
 
  private:
@@ -89,7 +119,35 @@ class Reconciler {
     std::string last_invalid_message;
     nlohmann::json pod_group;  // BuildPodGroup's object as last created or confirmed
     std::string last_pod_group_problem;
+    // The token of a Secret whose create was dispatched and the cache does not show yet.
+    std::string token;
+    // The last create the API server refused (Created False, FailedCreate), until one succeeds.
+    std::string create_failure;
+    // A first status write in flight: the resourceVersion it produced (once answered) and the
+    // ones the job informer showed meanwhile.
+    bool status_in_flight = false;
+    std::string awaited_status_version;
+    std::set<std::string> seen_versions;
   };
+
+  // Writes a reconcile hands to the executor: their expectations recorded first, one Event for
+  // what was created, failures as a Warning Event, Created False and a requeue with backoff.
+  struct Write {
+    // The expectation: "pods/<name>", "services/<name>", "secrets/<name>", "status".
+    std::string object;
+    std::string kind;  // "pod", "service", "secret", "status"
+    std::function<absl::StatusOr<nlohmann::json>()> call;
+    // Pods and the Secret they mount go before Services and status writes of every job.
+    bool urgent = false;
+  };
+  struct WriteBatch;
+  void Dispatch(const std::string& key, const nlohmann::json& job_json, std::vector<Write> writes,
+                absl::Time now);
+  void Finished(WriteBatch& batch, size_t index, const absl::StatusOr<nlohmann::json>& result);
+  void BatchDone(WriteBatch& batch);
+  // The first status write answered with `version`: observed once the cache holds it.
+  void StatusWritten(const std::string& key, const nlohmann::json& job_json,
+                     const std::string& version);
 
   ReconcileResult ReconcileValid(const nlohmann::json& job_json, v1alpha1::TrainingJob job,
                                  absl::Time now);
@@ -102,10 +160,6 @@ class Reconciler {
   // The job's token from its Secret in the cache: nullopt when there is none yet;
   // FailedPrecondition when a Secret of that name is not the job's.
   absl::StatusOr<std::optional<std::string>> CachedToken(const v1alpha1::TrainingJob& job);
-  // Creates the Secret with a fresh token (*token set), or finds it created meanwhile.
-  absl::Status CreateTokenSecret(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,
-                                 std::string* token);
-  absl::Status EnsureServices(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job);
   // With a gang scheduler: the job's PodGroup exists, controlled by the job, with the spec
   // BuildPodGroup gives (created, or its fields merge-patched back). Asks the API server only
   // when pods are about to be created or the PodGroup differs from the one last confirmed. A
@@ -125,21 +179,23 @@ class Reconciler {
   std::optional<absl::Duration> ReplaceStuckPods(const nlohmann::json& job_json,
                                                  const std::vector<ObservedPod>& pods,
                                                  absl::Time now);
+  // The Services the job lacks (to create) and deletes those of replicas it no longer has.
+  absl::StatusOr<std::vector<Write>> ServiceWrites(
+      const std::shared_ptr<const v1alpha1::TrainingJob>& job);
+  Write PodWrite(const std::shared_ptr<const v1alpha1::TrainingJob>& job, ReplicaKey key);
   absl::Status WriteStatus(const nlohmann::json& job_json,
                            const v1alpha1::TrainingJobStatus& status);
   absl::Status DeletePod(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,
                          const ObservedPod& pod, const std::string& why, int64_t grace_seconds);
-  // Creates the replicas' pods in parallel, with one Event naming those created.
-  absl::Status CreatePods(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,
-                          const std::vector<ReplicaKey>& keys);
-  // The pod's name when created, "" when it already existed.
-  absl::StatusOr<std::string> CreatePod(const v1alpha1::TrainingJob& job, ReplicaKey key);
 
   ClusterView& view_;
   kube::KubeClient& client_;
   PreemptionNotifier& notifier_;
   EventSink& events_;
   ReconcilerOptions options_;
+  InlineWriteExecutor inline_writes_;
+  WriteExecutor& writes_;
+  CreationExpectations expectations_;
 
   mutable std::mutex mu_;
   std::set<std::string> restarted_pods_;   // UIDs

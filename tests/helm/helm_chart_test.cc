@@ -290,7 +290,10 @@ TEST_F(HelmChartTest, GrafanaDashboardChartsEveryOperatorMetric) {
   for (const char* metric : {"tj_operator_jobs{", "tj_operator_reconcile_duration_seconds_bucket",
                              "tj_operator_workqueue_depth", "tj_operator_restarts_total",
                              "by (reason)", "tj_operator_preemption_notices_total", "by (result)",
-                             "tj_operator_api_errors_total", "by (verb, code)", "by (state)"}) {
+                             "tj_operator_api_errors_total", "by (verb, code)", "by (state)",
+                             "tj_operator_api_write_duration_seconds_bucket",
+                             "by (le, verb, resource)", "tj_operator_write_queue_depth",
+                             "tj_operator_events_dropped_total"}) {
     EXPECT_THAT(queries, HasSubstr(metric));
   }
   EXPECT_THAT(OfKind(Render("--set grafanaDashboard.enabled=false"), "ConfigMap"), IsEmpty());

@@ -160,5 +160,47 @@ TEST(JobStatusTest, ARunningJobWhosePodGroupCameBackKeepsItsState) {
   EXPECT_EQ(status.state, "Running");
 }
 
+TEST(JobStatusTest, PodsRequestedCountAsActiveSoTheirFirstSightingWritesNothing) {
+  JobDecision created = Decision(JobPhase::kCreated, "Created");
+  created.to_create = {
+      {ReplicaType::kCoordinator, 0}, {ReplicaType::kWorker, 0}, {ReplicaType::kWorker, 1}};
+  std::vector<ObservedPod> none;
+  StatusUpdate first = U(&none, &created, 1, kT0);
+  first.requested = created.to_create;
+  const v1alpha1::TrainingJobStatus status = NextJobStatus({}, first);
+  EXPECT_EQ(status.replica_statuses.at(ReplicaType::kWorker).active, 2);
+  EXPECT_EQ(status.replica_statuses.at(ReplicaType::kCoordinator).active, 1);
+
+  // The informers show them Pending: the same status, nothing to write.
+  std::vector<ObservedPod> pending = {PodOf(ReplicaType::kCoordinator, 0, ReplicaPhase::kPending),
+                                      PodOf(ReplicaType::kWorker, 0, ReplicaPhase::kPending),
+                                      PodOf(ReplicaType::kWorker, 1, ReplicaPhase::kPending)};
+  JobDecision nothing_to_do = Decision(JobPhase::kCreated, "Created");
+  EXPECT_EQ(NextJobStatus(status, U(&pending, &nothing_to_do, 1, kT0 + absl::Seconds(1))), status);
+  // Without counting them, the first sighting would have been a second write.
+  EXPECT_NE(NextJobStatus(NextJobStatus({}, U(&none, &created, 1, kT0)),
+                          U(&pending, &nothing_to_do, 1, kT0 + absl::Seconds(1))),
+            NextJobStatus({}, U(&none, &created, 1, kT0)));
+}
+
+TEST(JobStatusTest, ARefusedCreateTurnsCreatedFalseUntilACreateSucceeds) {
+  std::vector<ObservedPod> pods = {PodOf(ReplicaType::kCoordinator, 0, ReplicaPhase::kRunning)};
+  JobDecision running = Decision(JobPhase::kRunning, "Running");
+  v1alpha1::TrainingJobStatus status = NextJobStatus({}, U(&pods, &running, 1, kT0));
+  StatusUpdate refused = U(&pods, &running, 1, kT0 + absl::Seconds(1));
+  refused.create_failure = "creating pod digits-worker-0 failed: exceeded quota";
+  status = NextJobStatus(status, refused);
+  EXPECT_EQ(status.conditions[0].type, ConditionType::kCreated);
+  EXPECT_EQ(status.conditions[0].status, ConditionStatus::kFalse);
+  EXPECT_EQ(status.conditions[0].reason, kFailedCreateReason);
+  EXPECT_EQ(status.conditions[0].message, refused.create_failure);
+  EXPECT_EQ(status.state, "Running");
+  // A PodGroup problem says more (no pod is even tried): it wins.
+  refused.pod_group_problem = "no PodGroup API";
+  EXPECT_EQ(NextJobStatus(status, refused).conditions[0].reason, kPodGroupUnavailableReason);
+  status = NextJobStatus(status, U(&pods, &running, 1, kT0 + absl::Seconds(2)));
+  EXPECT_EQ(status.conditions[0].status, ConditionStatus::kTrue);
+}
+
 }  // namespace
 }  // namespace tj::op

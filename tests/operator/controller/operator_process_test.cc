@@ -318,8 +318,10 @@ TEST_F(OperatorProcessTest, TwoReplicasUnderChartRbacHandOverMidJobWithoutDuplic
   // Every action was an Event on the job.
   const std::string events = Kubectl(absl::StrCat(
       "-n ", kJobNamespace, " get events --field-selector involvedObject.name=digits -o "
-      "jsonpath='{.items[*].reason}'"));
-  EXPECT_THAT(events, HasSubstr("CreatedPod"));
+      "jsonpath='{range .items[*]}{.reason}: {.message}{\"\\n\"}{end}'"));
+  // One Event for the objects a reconcile created, naming them.
+  EXPECT_THAT(events, HasSubstr("Created: created the token secret digits-job-token, "));
+  EXPECT_THAT(events, ::testing::ContainsRegex("pods \\(digits-coordinator-0, digits-ps-0, "));
   EXPECT_THAT(events, HasSubstr("Succeeded"));
 
   // Another holder appears in the Lease (a replica the leader cannot see, a split brain): the

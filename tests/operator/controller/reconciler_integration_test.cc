@@ -8,6 +8,7 @@
 // previous one's writes); the informer-driven controller is exercised by the operator test.
 // Notices go to a recording PreemptionNotifier here; the gRPC delivery to a real coordination
 // service is preemption_notifier_test's.
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
@@ -22,6 +23,7 @@
 #include "operator/controller/cluster_view.h"
 #include "operator/controller/pod_group.h"
 #include "operator/controller/reconciler.h"
+#include "operator/controller/write_executor.h"
 #include "operator/kube/cpprest_transport.h"
 #include "operator/kube/kube_client_impl.h"
 #include "operator/kube/kube_config.h"
@@ -105,6 +107,87 @@ class FixedProgress : public CoordinatorProgress {
   mutable std::mutex mu_;
   std::optional<v1alpha1::TrainingProgress> progress_;
   std::string refreshed_;
+};
+
+// Forwards to the real client; creates wait while the gate is closed, and are counted, so a
+// test can hold them "in flight" while it reconciles again.
+class GatedClient : public kube::KubeClient {
+ public:
+  explicit GatedClient(kube::KubeClient& inner) : inner_(inner) {}
+
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = false;
+  }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  int creates_started() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return creates_;
+  }
+  int waiting() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return waiting_;
+  }
+  int status_writes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return status_writes_;
+  }
+
+  absl::StatusOr<json> Get(const kube::ResourceRef& ref) override { return inner_.Get(ref); }
+  absl::StatusOr<json> List(const kube::ResourceRef& ref,
+                            const kube::ListOptions& options) override {
+    return inner_.List(ref, options);
+  }
+  absl::StatusOr<json> Create(const kube::ResourceRef& ref, const json& object) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++creates_;
+      ++waiting_;
+      cv_.wait(lock, [&] { return open_; });
+      --waiting_;
+    }
+    return inner_.Create(ref, object);
+  }
+  absl::StatusOr<json> Update(const kube::ResourceRef& ref, const json& object) override {
+    return inner_.Update(ref, object);
+  }
+  absl::StatusOr<json> UpdateStatus(const kube::ResourceRef& ref, const json& object) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++status_writes_;
+    }
+    return inner_.UpdateStatus(ref, object);
+  }
+  absl::StatusOr<json> MergePatch(const kube::ResourceRef& ref, const json& patch) override {
+    return inner_.MergePatch(ref, patch);
+  }
+  absl::StatusOr<json> JsonPatch(const kube::ResourceRef& ref, const json& operations) override {
+    return inner_.JsonPatch(ref, operations);
+  }
+  absl::StatusOr<json> Delete(const kube::ResourceRef& ref,
+                              const kube::DeleteOptions& options) override {
+    return inner_.Delete(ref, options);
+  }
+  absl::Status Watch(const kube::ResourceRef& ref, const std::string& resource_version,
+                     const kube::WatchOptions& options,
+                     const kube::WatchHandler& handler) override {
+    return inner_.Watch(ref, resource_version, options, handler);
+  }
+
+ private:
+  kube::KubeClient& inner_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;
+  int creates_ = 0;
+  int waiting_ = 0;
+  int status_writes_ = 0;
 };
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
@@ -301,12 +384,151 @@ TEST_F(ReconcilerIntegrationTest, CreatesOwnedPodsServicesAndSecretOnceAndOnlyOn
   Reconcile();
   EXPECT_EQ(Pods().size(), 4u);
   EXPECT_EQ(Job()["metadata"]["resourceVersion"], version) << "nothing to write, nothing written";
-  // One Event per kind of object created, naming them all.
+  // One Event for everything the first reconcile created, naming it all; no separate phase
+  // Event for Created (a burst of new jobs posts one Event per job).
   EXPECT_TRUE(events_.Has(
-      "CreatedPods: created 4 pods: digits-coordinator-0, digits-ps-0, digits-worker-0, "
-      "digits-worker-1"));
-  EXPECT_TRUE(events_.Has("CreatedServices: created 4 services: digits-coordinator-0, "));
-  EXPECT_TRUE(events_.Has("CreatedSecret"));
+      "Normal Created: created the token secret digits-job-token, 4 pods (digits-coordinator-0, "
+      "digits-ps-0, digits-worker-0, digits-worker-1) and 4 services (digits-coordinator-0, "
+      "digits-ps-0, digits-worker-0, digits-worker-1)"))
+      << ::testing::PrintToString(events_.events());
+  EXPECT_EQ(events_.events().size(), 1u) << ::testing::PrintToString(events_.events());
+}
+
+// The asynchronous path: creates handed to a 16-thread executor, held in flight while the same
+// jobs are reconciled again and again. Expectations keep every later reconcile from creating
+// anything: exactly one pod (and Service, and Secret) per replica, one Event per job, one status
+// write per job.
+TEST_F(ReconcilerIntegrationTest, AsyncCreatesMakeOnePodPerReplicaWhileReconcilesRepeat) {
+  constexpr int kJobs = 6;
+  constexpr int kObjectsPerJob = 4 + 4 + 1;  // pods, services, the token secret
+  GatedClient gated(*client_);
+  ThreadPoolWriteExecutor executor(16, 1024);
+  ReconcilerOptions options;
+  options.clock = [this] { return now_; };
+  options.writes = &executor;
+  Reconciler reconciler(*view_, gated, notifier_, events_, options);
+  for (int j = 0; j < kJobs; ++j) CreateJob(6, "", absl::StrCat("burst-", j));
+
+  gated.Close();
+  for (int j = 0; j < kJobs; ++j) {
+    ReconcileResult result = reconciler.Reconcile(absl::StrCat(ns_, "/burst-", j));
+    ASSERT_TRUE(result.status.ok()) << result.status;
+  }
+  // Every create has started and waits at the gate; none went through yet.
+  ASSERT_TRUE(testing::WaitFor([&] { return gated.waiting() == 16; }));
+  const size_t queued = executor.Queued();  // every thread is held: nothing leaves the queue
+  EXPECT_GT(queued, 0u);
+  for (int round = 0; round < 5; ++round) {
+    for (int j = 0; j < kJobs; ++j) {
+      ReconcileResult result = reconciler.Reconcile(absl::StrCat(ns_, "/burst-", j));
+      ASSERT_TRUE(result.status.ok()) << result.status;
+      ASSERT_TRUE(result.requeue_after.has_value()) << "comes back when the expectations expire";
+      EXPECT_LE(*result.requeue_after, absl::Minutes(5));
+    }
+  }
+  EXPECT_EQ(gated.creates_started(), 16) << "only the executor's 16 threads are writing";
+  EXPECT_EQ(executor.Queued(), queued) << "nothing more was queued by the repeated reconciles";
+  EXPECT_FALSE(reconciler.expectations().Pending(ns_ + "/burst-0").empty());
+
+  gated.Open();
+  ASSERT_TRUE(executor.WaitIdle(std::chrono::milliseconds(60'000)));
+  // And once everything is observed, reconciling changes nothing.
+  for (int round = 0; round < 2; ++round) {
+    for (int j = 0; j < kJobs; ++j) {
+      ReconcileResult result = reconciler.Reconcile(absl::StrCat(ns_, "/burst-", j));
+      ASSERT_TRUE(result.status.ok()) << result.status;
+    }
+    ASSERT_TRUE(executor.WaitIdle(std::chrono::milliseconds(60'000)));
+  }
+  EXPECT_EQ(gated.creates_started(), kJobs * kObjectsPerJob);
+  EXPECT_EQ(gated.status_writes(), kJobs) << "one status write per job";
+  EXPECT_EQ(reconciler.counters().pods_created, kJobs * 4);
+  const std::map<std::string, json> pods = Pods();
+  EXPECT_EQ(pods.size(), static_cast<size_t>(kJobs * 4));
+  for (int j = 0; j < kJobs; ++j) {
+    const std::string job = absl::StrCat("burst-", j);
+    for (const char* replica : {"-coordinator-0", "-ps-0", "-worker-0", "-worker-1"}) {
+      EXPECT_TRUE(pods.contains(job + replica)) << job << replica;
+    }
+    EXPECT_TRUE(reconciler.expectations().Pending(ns_ + "/" + job).empty());
+    EXPECT_EQ(State(job), "Created");
+    EXPECT_EQ(Job(job)["status"]["replicaStatuses"]["Worker"]["active"], 2)
+        << "the requested pods counted as active by the one status write";
+  }
+  int created_events = 0;
+  for (const std::string& e : events_.events()) created_events += e.starts_with("Normal Created: ");
+  EXPECT_EQ(created_events, kJobs) << ::testing::PrintToString(events_.events());
+}
+
+// A create the API server refuses (a ResourceQuota of 3 pods for a 4-pod job): a Warning Event
+// naming it, Created False with reason FailedCreate, a requeue with backoff, and the create
+// retried on each reconcile until it goes through; then Created is True again.
+TEST_F(ReconcilerIntegrationTest, ARefusedCreateIsAWarningAConditionAndIsRetried) {
+  bool ok = false;
+  std::string out =
+      Kubectl(absl::StrCat("-n ", ns_, " create quota three-pods --hard=pods=3"), &ok);
+  ASSERT_TRUE(ok) << out;
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return Kubectl(absl::StrCat("-n ", ns_,
+                                " get quota three-pods -o jsonpath='{.status.hard.pods}'")) == "3";
+  })) << "the quota controller never took up the quota";
+  std::mutex mu;
+  std::vector<std::pair<std::string, bool>> writes_done;
+  ReconcilerOptions options;
+  options.clock = [this] { return now_; };
+  options.on_writes_done = [&](const std::string& key, bool failed) {
+    std::lock_guard<std::mutex> lock(mu);
+    writes_done.emplace_back(key, failed);
+  };
+  reconciler_ = std::make_unique<Reconciler>(*view_, *client_, notifier_, events_, options);
+  CreateJob();
+  Reconcile();
+  EXPECT_EQ(Pods().size(), 3u);
+  EXPECT_TRUE(events_.Has("Warning FailedCreate: creating pod digits-worker-1 failed: "))
+      << ::testing::PrintToString(events_.events());
+  EXPECT_TRUE(events_.Has("exceeded quota")) << ::testing::PrintToString(events_.events());
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(writes_done.size(), 1u);
+    EXPECT_EQ(writes_done[0], std::make_pair(ns_ + "/digits", true)) << "requeued with backoff";
+  }
+
+  // The retry (what the requeue brings): the condition says why, and the create is tried again.
+  Reconcile();
+  json created;
+  for (const json& c : Conditions()) {
+    if (c["type"] == "Created") created = c;
+  }
+  EXPECT_EQ(created["status"], "False");
+  EXPECT_EQ(created["reason"], "FailedCreate");
+  EXPECT_THAT(created["message"].get<std::string>(), HasSubstr("digits-worker-1"));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(writes_done.size(), 2u) << "refused again, requeued again";
+  }
+
+  out =
+      Kubectl(absl::StrCat("-n ", ns_,
+                           " patch quota three-pods -p '{\"spec\":{\"hard\":{\"pods\":\"10\"}}}'"),
+              &ok);
+  ASSERT_TRUE(ok) << out;
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return Kubectl(absl::StrCat("-n ", ns_,
+                                " get quota three-pods -o jsonpath='{.status.hard.pods}'")) == "10";
+  }));
+  Reconcile();
+  EXPECT_EQ(Pods().size(), 4u) << "retried, never lost";
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(writes_done.size(), 3u);
+    EXPECT_EQ(writes_done[2], std::make_pair(ns_ + "/digits", false))
+        << "the failure cleared: requeued so that Created turns True";
+  }
+  Reconcile();
+  for (const json& c : Conditions()) {
+    if (c["type"] == "Created") created = c;
+  }
+  EXPECT_EQ(created["status"], "True");
 }
 
 TEST_F(ReconcilerIntegrationTest, RestartsAFailedWorkerThenSucceedsAndCleansUp) {

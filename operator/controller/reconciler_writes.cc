@@ -1,0 +1,261 @@
+// The Reconciler's asynchronous writes: creates (and a job's first status write) handed to the
+// write executor, their expectations, and what their answers mean for the job.
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/v1alpha1/labels.h"
+#include "operator/controller/reconciler.h"
+#include "spdlog/spdlog.h"
+
+namespace tj::op {
+namespace {
+
+using nlohmann::json;
+
+std::string MetadataField(const json& object, const char* field) {
+  const auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return "";
+  return metadata->value(field, "");
+}
+
+// What an Event and the status bookkeeping need of the job: a burst holds thousands of batches
+// queued, and whole jobs would be most of the operator's memory.
+json InvolvedObject(const json& job) {
+  json out = {{"apiVersion", job.value("apiVersion", "")}, {"kind", job.value("kind", "")}};
+  json metadata = json::object();
+  if (job.contains("metadata") && job["metadata"].is_object()) {
+    for (const char* field : {"name", "namespace", "uid", "resourceVersion"}) {
+      if (job["metadata"].contains(field)) metadata[field] = job["metadata"][field];
+    }
+  }
+  out["metadata"] = std::move(metadata);
+  return out;
+}
+
+std::string NameIn(const std::string& object) { return object.substr(object.find('/') + 1); }
+
+// "5 pods (a, b, c, d, e)", "1 service (a)".
+std::string Described(const std::string& kind, std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  return absl::StrCat(names.size(), " ", kind, names.size() == 1 ? "" : "s", " (",
+                      absl::StrJoin(names, ", "), ")");
+}
+
+}  // namespace
+
+struct Reconciler::WriteBatch {
+  std::string key;
+  json job_json;  // InvolvedObject: enough for Events and the job's name
+  std::vector<Write> writes;
+  std::mutex mu;
+  size_t remaining = 0;
+  std::map<std::string, std::vector<std::string>> created;  // by kind
+  std::vector<std::string> failures;
+  bool failed = false;
+};
+
+void Reconciler::Dispatch(const std::string& key, const json& job_json, std::vector<Write> writes,
+                          absl::Time now) {
+  if (writes.empty()) return;
+  auto batch = std::make_shared<WriteBatch>();
+  batch->key = key;
+  batch->job_json = InvolvedObject(job_json);
+  batch->writes = std::move(writes);
+  batch->remaining = batch->writes.size();
+  std::vector<std::string> objects;
+  bool writes_status = false;
+  for (const Write& w : batch->writes) {
+    objects.push_back(w.object);
+    writes_status |= w.kind == "status";
+  }
+  if (writes_status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    JobMemory& memory = jobs_[key];
+    memory.status_in_flight = true;
+    memory.awaited_status_version.clear();
+    memory.seen_versions.clear();
+  }
+  // Recorded before the first write goes out: its answer (or informer event) may come at once.
+  expectations_.Expect(key, objects, now);
+  for (size_t i = 0; i < batch->writes.size(); ++i) {
+    writes_.Submit(
+        [this, batch, i] {
+          absl::StatusOr<json> result = batch->writes[i].call();
+          Finished(*batch, i, result);
+        },
+        batch->writes[i].urgent);
+  }
+}
+
+void Reconciler::Finished(WriteBatch& batch, size_t index, const absl::StatusOr<json>& result) {
+  const Write& w = batch.writes[index];
+  const bool is_status = w.kind == "status";
+  // A cache shows a created object through its informer (ObjectObserved); a live view at once.
+  bool observed_now = !result.ok() || view_.Live();
+  if (result.ok()) {
+    if (is_status) {
+      if (!view_.Live())
+        StatusWritten(batch.key, batch.job_json, MetadataField(*result, "resourceVersion"));
+    } else {
+      std::lock_guard<std::mutex> lock(batch.mu);
+      batch.created[w.kind].push_back(NameIn(w.object));
+    }
+    if (w.kind == "pod") {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++counters_.pods_created;
+    }
+  } else if (is_status) {
+    // A Conflict (the job changed meanwhile): the retry decides again from a fresh cache.
+    spdlog::debug("{}: first status write: {}", batch.key, result.status().ToString());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = jobs_.find(batch.key);  // gone: the job was deleted meanwhile
+      if (it != jobs_.end()) {
+        it->second.status_in_flight = false;
+        it->second.awaited_status_version.clear();
+        it->second.seen_versions.clear();
+      }
+    }
+    std::lock_guard<std::mutex> lock(batch.mu);
+    batch.failed = true;
+  } else {
+    const bool exists = absl::IsAlreadyExists(result.status());
+    // Exists: made by an earlier reconcile whose answer the cache has not shown yet, or the old
+    // pod of a restarted replica not gone yet (its deletion brings the job back). Either way no
+    // longer awaited. A Secret found existing holds another token: the cache's is the one.
+    std::string failure;
+    if (!exists) {
+      failure = absl::StrCat("creating ", w.kind, " ", NameIn(w.object),
+                             " failed: ", std::string(result.status().message()));
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = jobs_.find(batch.key);  // gone: the job was deleted meanwhile
+      if (it != jobs_.end()) {
+        if (w.kind == "secret") it->second.token.clear();
+        if (!failure.empty()) it->second.create_failure = failure;
+      }
+    }
+    if (!failure.empty()) {
+      spdlog::warn("{}: {}", batch.key, failure);
+      std::lock_guard<std::mutex> lock(batch.mu);
+      batch.failures.push_back(failure);
+      batch.failed = true;
+    }
+  }
+  if (observed_now) expectations_.Observed(batch.key, w.object);
+  bool last = false;
+  {
+    std::lock_guard<std::mutex> lock(batch.mu);
+    last = --batch.remaining == 0;
+  }
+  if (last) BatchDone(batch);
+}
+
+void Reconciler::BatchDone(WriteBatch& batch) {
+  // One Event for what this reconcile created ("created the token secret, 5 pods (...) and 5
+  // services (...)"): a burst of new jobs posts one Event per job, not one per object.
+  std::vector<std::string> parts;
+  if (batch.created.contains("secret")) {
+    parts.push_back(absl::StrCat("the token secret ", batch.created["secret"].front()));
+  }
+  if (batch.created.contains("pod")) parts.push_back(Described("pod", batch.created["pod"]));
+  if (batch.created.contains("service")) {
+    parts.push_back(Described("service", batch.created["service"]));
+  }
+  if (!parts.empty()) {
+    std::string message = "created ";
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (i > 0) absl::StrAppend(&message, i + 1 == parts.size() ? " and " : ", ");
+      absl::StrAppend(&message, parts[i]);
+    }
+    events_.Record(batch.job_json, EventType::kNormal, "Created", message);
+  }
+  if (!batch.failures.empty()) {
+    events_.Record(batch.job_json, EventType::kWarning, kFailedCreateReason,
+                   absl::StrCat(absl::StrJoin(batch.failures, "; "), "; retrying"));
+  }
+  bool cleared = false;
+  if (!batch.failed) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(batch.key);
+    if (it != jobs_.end() && !it->second.create_failure.empty()) {
+      it->second.create_failure.clear();
+      cleared = true;
+    }
+  }
+  if (options_.on_writes_done && (batch.failed || cleared)) {
+    options_.on_writes_done(batch.key, batch.failed);
+  }
+}
+
+void Reconciler::StatusWritten(const std::string& key, const json& job_json,
+                               const std::string& version) {
+  // Read before mu_ is taken: the informer updates its cache, then calls JobObserved (mu_).
+  // Either JobObserved runs after the version is recorded below and matches it, or it ran
+  // before, and then the cache (read here after it) or seen_versions holds the version.
+  ObjectPtr cached =
+      view_.Job(MetadataField(job_json, "namespace").empty() ? std::string("default")
+                                                             : MetadataField(job_json, "namespace"),
+                MetadataField(job_json, "name"));
+  const std::string cached_version = cached ? MetadataField(*cached, "resourceVersion") : "";
+  bool observed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(key);
+    if (it == jobs_.end() || !it->second.status_in_flight) return;
+    JobMemory& memory = it->second;
+    if (version.empty() || cached_version == version || memory.seen_versions.contains(version)) {
+      memory.status_in_flight = false;
+      memory.awaited_status_version.clear();
+      memory.seen_versions.clear();
+      observed = true;
+    } else {
+      memory.awaited_status_version = version;
+    }
+  }
+  if (observed) expectations_.Observed(key, "status");
+}
+
+void Reconciler::JobObserved(const json& job) {
+  std::string ns = MetadataField(job, "namespace");
+  if (ns.empty()) ns = "default";
+  const std::string key = absl::StrCat(ns, "/", MetadataField(job, "name"));
+  const std::string version = MetadataField(job, "resourceVersion");
+  bool observed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(key);
+    if (it == jobs_.end() || !it->second.status_in_flight) return;
+    JobMemory& memory = it->second;
+    if (!memory.awaited_status_version.empty()) {
+      if (memory.awaited_status_version != version) return;
+      memory.status_in_flight = false;
+      memory.awaited_status_version.clear();
+      memory.seen_versions.clear();
+      observed = true;
+    } else if (memory.seen_versions.size() < 64) {
+      memory.seen_versions.insert(version);
+    }
+  }
+  if (observed) expectations_.Observed(key, "status");
+}
+
+Observation Reconciler::ObjectObserved(const std::string& resource, const json& object) {
+  const auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return Observation::kNotAwaited;
+  const auto labels = metadata->find("labels");
+  if (labels == metadata->end() || !labels->is_object()) return Observation::kNotAwaited;
+  const std::string job = labels->value(v1alpha1::kJobNameLabel, "");
+  if (job.empty()) return Observation::kNotAwaited;
+  std::string ns = metadata->value("namespace", "");
+  if (ns.empty()) ns = "default";
+  return expectations_.Observed(absl::StrCat(ns, "/", job),
+                                absl::StrCat(resource, "/", metadata->value("name", "")));
+}
+
+}  // namespace tj::op
