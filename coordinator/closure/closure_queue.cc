@@ -46,7 +46,7 @@ absl::Status ClosureQueue::PutOrDispatch(ClosurePtr closure, const DirectDispatc
   if (stopped_) {
     closure->MarkCancelled();
   } else {
-    // Queued even if an error became pending meanwhile: the next raise cancels it, as any queued one.
+    // Queued even if an error became pending meanwhile: the next raise cancels it with the rest.
     queue_.push_back(std::move(closure));
     queued_cv_.Signal();
   }

@@ -75,10 +75,11 @@ absl::StatusOr<RemoteValue> ClusterCoordinator::Schedule(std::string_view functi
   closure->function = std::string(function);
   closure->serialized_args = std::move(*serialized);
   RemoteValue result(closure->output);
-  absl::Status put = options_.direct_dispatch
-                         ? queue_.PutOrDispatch(std::move(closure),
-                                                [this](const ClosurePtr& c) { return DispatchDirect(c); })
-                         : queue_.Put(std::move(closure));
+  absl::Status put =
+      options_.direct_dispatch
+          ? queue_.PutOrDispatch(std::move(closure),
+                                 [this](const ClosurePtr& c) { return DispatchDirect(c); })
+          : queue_.Put(std::move(closure));
   if (!put.ok()) return put;
   return result;
 }

@@ -408,8 +408,8 @@ bool WorkerConnection::Serve() {
       absl::MutexLock lock(&mu_);
       // A closure written from Schedule's thread may have taken a slot while this thread waited:
       // the window stays an upper bound.
-      const size_t room = static_cast<size_t>(
-          std::max(0, WindowLocked() - static_cast<int>(inflight_.size())));
+      const size_t room =
+          static_cast<size_t>(std::max(0, WindowLocked() - static_cast<int>(inflight_.size())));
       if (closures.size() > room) {
         excess.assign(std::make_move_iterator(closures.begin() + static_cast<ptrdiff_t>(room)),
                       std::make_move_iterator(closures.end()));
