@@ -25,6 +25,35 @@ absl::Status ClosureQueue::Put(ClosurePtr closure) {
   return absl::OkStatus();
 }
 
+absl::Status ClosureQueue::PutOrDispatch(ClosurePtr closure, const DirectDispatch& dispatch) {
+  // put_wait_mu_ stays held throughout: no error can be raised (and no in-flight count awaited)
+  // between counting the closure in flight and knowing where it went.
+  absl::MutexLock put_lock(&put_wait_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    while (queue_.size() >= capacity_ && error_.ok() && !stopped_) free_slot_cv_.Wait(&mu_);
+    if (!error_.ok()) return RaiseIfErrorLocked();
+    if (stopped_) return absl::CancelledError("the coordinator is shutting down");
+    if (!queue_.empty() || cancelling_ || !dispatch) {
+      queue_.push_back(std::move(closure));
+      queued_cv_.Signal();
+      return absl::OkStatus();
+    }
+    ++inflight_;
+  }
+  if (dispatch(closure)) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  if (stopped_) {
+    closure->MarkCancelled();
+  } else {
+    // Queued even if an error became pending meanwhile: the next raise cancels it with the rest.
+    queue_.push_back(std::move(closure));
+    queued_cv_.Signal();
+  }
+  DecrementInflightLocked();
+  return absl::OkStatus();
+}
+
 std::vector<ClosurePtr> ClosureQueue::GetBatch(size_t max, absl::Time deadline,
                                                const std::function<bool()>& interrupted) {
   std::vector<ClosurePtr> batch;
@@ -71,6 +100,20 @@ void ClosureQueue::PutBack(ClosurePtr closure) {
     queued_cv_.Signal();
   }
   DecrementInflightLocked();
+}
+
+void ClosureQueue::Return(std::vector<ClosurePtr> closures) {
+  if (closures.empty()) return;
+  absl::MutexLock lock(&mu_);
+  for (auto it = closures.rbegin(); it != closures.rend(); ++it) {
+    if (stopped_) {
+      (*it)->MarkCancelled();
+    } else {
+      queue_.push_front(std::move(*it));
+    }
+    DecrementInflightLocked();
+  }
+  queued_cv_.SignalAll();
 }
 
 void ClosureQueue::MarkFinished() {

@@ -42,6 +42,13 @@ class ClosureQueue {
   // returns that error instead (after cancelling and draining), and does not enqueue.
   absl::Status Put(ClosurePtr closure);
 
+  // As Put, but when nothing is queued the closure is first offered to `dispatch` (called without
+  // the queue's lock, the closure already counted as in flight): if it returns true, the closure is
+  // in flight on a worker exactly as if GetBatch had taken it; if false, it is queued as by Put.
+  // This saves a lone closure the wake-up of a dispatcher thread.
+  using DirectDispatch = std::function<bool(const ClosurePtr&)>;
+  absl::Status PutOrDispatch(ClosurePtr closure, const DirectDispatch& dispatch);
+
   // Takes up to `max` closures, blocking until at least one is available, the deadline passes, the
   // queue is stopped, or `interrupted()` is true (it is evaluated under the queue's lock, so it must
   // only read atomics; whoever makes it true calls Wake()). Each closure taken counts as in flight
@@ -53,6 +60,9 @@ class ClosureQueue {
   // An in-flight closure did not run to completion (its worker failed): run it again elsewhere, unless
   // an error is pending, in which case it is cancelled.
   void PutBack(ClosurePtr closure);
+  // Closures taken by GetBatch that the taker cannot send after all (its window filled meanwhile):
+  // back to the front of the queue in their order, no longer in flight, not counted as re-runs.
+  void Return(std::vector<ClosurePtr> closures);
   // An in-flight closure finished (successfully, or cancelled on purpose).
   void MarkFinished();
   // An in-flight closure failed with an error for the user. Only the first error is kept.

@@ -75,9 +75,29 @@ absl::StatusOr<RemoteValue> ClusterCoordinator::Schedule(std::string_view functi
   closure->function = std::string(function);
   closure->serialized_args = std::move(*serialized);
   RemoteValue result(closure->output);
-  absl::Status put = queue_.Put(std::move(closure));
+  absl::Status put =
+      options_.direct_dispatch
+          ? queue_.PutOrDispatch(std::move(closure),
+                                 [this](const ClosurePtr& c) { return DispatchDirect(c); })
+          : queue_.Put(std::move(closure));
   if (!put.ok()) return put;
   return result;
+}
+
+bool ClusterCoordinator::DispatchDirect(const ClosurePtr& closure) {
+  // Connections are never removed from workers_ while the coordinator lives, so the pointers stay
+  // valid after the lock is released; the write itself happens without workers_mu_.
+  std::vector<WorkerConnection*> workers;
+  {
+    absl::MutexLock lock(&workers_mu_);
+    if (stopping_) return false;
+    workers.reserve(workers_.size());
+    for (auto& worker : workers_) workers.push_back(worker.get());
+  }
+  for (auto* worker : workers) {
+    if (worker->TryDispatchDirect(closure)) return true;
+  }
+  return false;
 }
 
 absl::Status ClusterCoordinator::Join() { return queue_.Wait(); }

@@ -73,6 +73,9 @@ class ClusterCoordinator {
  private:
   explicit ClusterCoordinator(CoordinatorOptions options);
   void OnWorkerLost(int index, const absl::Status& last_error);
+  // Schedule's idle path: offers the closure to each worker's connection in turn (see
+  // WorkerConnection::TryDispatchDirect); false if none took it.
+  bool DispatchDirect(const ClosurePtr& closure);
 
   const CoordinatorOptions options_;
   ClosureQueue queue_;

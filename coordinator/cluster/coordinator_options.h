@@ -20,6 +20,10 @@ struct CoordinatorOptions {
   // Upper bound of closures dispatched to one worker and not yet answered. The actual window adapts:
   // short closures fill it, long closures keep it near 1 so no worker hoards work.
   int max_inflight_per_worker = 256;
+  // When nothing is queued and a worker has nothing in flight, Schedule writes the closure to that
+  // worker itself instead of waking the worker's dispatch thread (lower latency for a lone closure;
+  // see docs/benchmarks.md section 1). Off: every closure goes through the dispatch threads.
+  bool direct_dispatch = true;
   // Worker i starts taking closures after min(i * stagger_delay, stagger_cap)
   // (TF_COORDINATOR_SCHEDULE_START_DELAY / _MAX).
   absl::Duration stagger_delay = absl::ZeroDuration();

@@ -16,6 +16,9 @@ namespace tj {
 namespace {
 
 constexpr double kEwmaWeight = 0.1;
+// Closures larger than this are never written from Schedule's thread: a large write may wait for
+// HTTP/2 flow control, and Schedule should not.
+constexpr size_t kMaxDirectClosureBytes = 64 * 1024;
 
 std::chrono::system_clock::time_point Deadline(absl::Duration d) {
   return std::chrono::system_clock::now() + absl::ToChronoMicroseconds(d);
@@ -176,6 +179,7 @@ WorkerStats WorkerConnection::stats() const {
   s.completed = completed_;
   s.failures = failures_;
   s.put_back = put_back_;
+  s.direct = direct_;
   s.window = WindowLocked();
   return s;
 }
@@ -282,6 +286,7 @@ absl::Status WorkerConnection::Connect() {
       incarnation_ = response.incarnation();
       built_resources_.clear();
       built_version_ = 0;
+      PublishBuiltVersion();
     }
   }
   return EnsureResources();
@@ -291,6 +296,7 @@ absl::Status WorkerConnection::EnsureResources() {
   if (need_rebuild_.exchange(false)) {
     built_resources_.clear();
     built_version_ = 0;
+    PublishBuiltVersion();
   }
   if (built_version_ == env_.resources->version()) return absl::OkStatus();
   const auto specs = env_.resources->specs();
@@ -325,6 +331,7 @@ absl::Status WorkerConnection::EnsureResources() {
     built_resources_.insert(spec->id);
   }
   built_version_ = specs.size();
+  PublishBuiltVersion();
   return absl::OkStatus();
 }
 
@@ -344,6 +351,10 @@ bool WorkerConnection::Serve() {
   stream_broken_.store(false);
   auto stream = stub_->RunStream(&context);
   std::thread reader([this, s = stream.get()] { ReadResults(s); });
+  {
+    std::lock_guard<std::mutex> write_lock(write_mu_);
+    direct_stream_ = stream.get();
+  }
 
   // A new per-worker resource also interrupts, so it is built eagerly (its RemoteValue becomes
   // fetchable) instead of when the next closure arrives.
@@ -358,7 +369,7 @@ bool WorkerConnection::Serve() {
         absl::MutexLock lock(&mu_);
         for (const auto& [id, entry] : inflight_) cancel.add_cancel_ids(id);
       }
-      if (cancel.cancel_ids_size() > 0 && !stream->Write(cancel)) break;
+      if (cancel.cancel_ids_size() > 0 && !WriteLocked(stream.get(), cancel)) break;
       continue;
     }
     if (need_rebuild_.load() || built_version_ != env_.resources->version()) {
@@ -392,8 +403,18 @@ bool WorkerConnection::Serve() {
       break;
     }
     v1::RunBatch batch;
+    std::vector<ClosurePtr> excess;
     {
       absl::MutexLock lock(&mu_);
+      // A closure written from Schedule's thread may have taken a slot while this thread waited:
+      // the window stays an upper bound.
+      const size_t room =
+          static_cast<size_t>(std::max(0, WindowLocked() - static_cast<int>(inflight_.size())));
+      if (closures.size() > room) {
+        excess.assign(std::make_move_iterator(closures.begin() + static_cast<ptrdiff_t>(room)),
+                      std::make_move_iterator(closures.end()));
+        closures.resize(room);
+      }
       const absl::Time now = absl::Now();
       for (auto& closure : closures) {
         v1::RunRequest* run = batch.add_runs();
@@ -404,8 +425,15 @@ bool WorkerConnection::Serve() {
         inflight_.emplace(id, Inflight{std::move(closure), now});
       }
     }
-    if (!stream->Write(batch))
+    env_.queue->Return(std::move(excess));
+    if (batch.runs_size() == 0) continue;
+    if (!WriteLocked(stream.get(), batch))
       break;  // the reader sees the failure too; closures are put back below
+  }
+  {
+    // From here on only this thread touches the stream; waits for a direct write under way.
+    std::lock_guard<std::mutex> write_lock(write_mu_);
+    direct_stream_ = nullptr;
   }
 
   const bool draining = drain_.load() && !stop_.load();
@@ -444,6 +472,46 @@ bool WorkerConnection::Serve() {
   // After a preemption notice the stream was ended on purpose; WaitOutPreemption tells a worker
   // that is gone from one that is still there.
   return stream_broken_.load() && !ShouldExit() && !preempted;
+}
+
+bool WorkerConnection::WriteLocked(grpc::ClientReaderWriter<v1::RunBatch, v1::ResultBatch>* stream,
+                                   const v1::RunBatch& batch) {
+  std::lock_guard<std::mutex> write_lock(write_mu_);
+  return stream->Write(batch);
+}
+
+bool WorkerConnection::TryDispatchDirect(const ClosurePtr& closure) {
+  if (closure->function.size() + closure->serialized_args.size() > kMaxDirectClosureBytes) {
+    return false;
+  }
+  // Busy writing means busy: the closure goes through the queue instead of waiting here.
+  std::unique_lock<std::mutex> write_lock(write_mu_, std::try_to_lock);
+  if (!write_lock.owns_lock() || direct_stream_ == nullptr) return false;
+  // Everything that makes the dispatch thread stop sending, or build resources first, sends the
+  // closure the usual way.
+  if (stream_broken_.load() || ShouldExit() || preempt_.load() || cancel_requested_.load() ||
+      need_rebuild_.load() || ready_resource_version_.load() != env_.resources->version()) {
+    return false;
+  }
+  v1::RunBatch batch;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ != WorkerState::kHealthy || !inflight_.empty()) return false;
+    v1::RunRequest* run = batch.add_runs();
+    run->set_closure_id(closure->id);
+    run->set_function(closure->function);
+    run->set_args(closure->serialized_args);
+    inflight_.emplace(closure->id, Inflight{closure, absl::Now()});
+    ++direct_;
+  }
+  if (!direct_stream_->Write(batch)) {
+    // The stream broke: the closure stays in flight here, and Serve puts it back with the others
+    // once the reader has seen the failure too.
+    stream_broken_.store(true);
+    write_lock.unlock();
+    env_.queue->Wake();
+  }
+  return true;
 }
 
 void WorkerConnection::ReadResults(

@@ -3,9 +3,10 @@
 // into RemoteValues, puts closures back when the worker fails, waits for the worker to recover,
 // rebuilds its per-worker resources, and drains it when it is removed.
 //
-// Threads: one dispatch thread for the connection's life, one reader thread per stream. Lock order:
-// the ClosureQueue's lock may be held when calling RequestCancelInflight (which takes mu_); mu_ is
-// never held while calling into the queue.
+// Threads: one dispatch thread for the connection's life, one reader thread per stream; and, on the
+// idle path, the user's thread in Schedule (TryDispatchDirect). Lock order: the ClosureQueue's lock
+// may be held when calling RequestCancelInflight (which takes mu_); mu_ is never held while calling
+// into the queue; write_mu_ is taken before mu_.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -52,6 +54,7 @@ struct WorkerStats {
   int64_t completed = 0;
   int64_t failures = 0;  // times the worker was seen failing
   int64_t put_back = 0;  // closures put back for another run
+  int64_t direct = 0;    // closures written to the worker from Schedule's thread (idle path)
   int window = 1;
 };
 
@@ -73,6 +76,12 @@ class WorkerConnection {
   WorkerConnection& operator=(const WorkerConnection&) = delete;
 
   void Start();
+  // The idle path of Schedule: if this worker's stream is up, nothing is in flight on it and no
+  // other write is under way, writes `closure` to it from the calling thread and counts it in
+  // flight (as if the dispatch thread had sent it), saving the dispatch thread's wake-up. Returns
+  // false, having done nothing, otherwise. Called with the closure already counted in flight by the
+  // queue (ClosureQueue::PutOrDispatch), never with the queue's lock held.
+  bool TryDispatchDirect(const ClosurePtr& closure) ABSL_LOCKS_EXCLUDED(mu_);
   // Asks the worker to cancel every closure in flight. Non-blocking; safe under the queue's lock.
   void RequestCancelInflight() ABSL_LOCKS_EXCLUDED(mu_);
   // Stops taking new closures; in-flight ones may finish for options.drain_timeout, then are put
@@ -112,6 +121,11 @@ class WorkerConnection {
   void HandleResult(v1::RunResult& result) ABSL_LOCKS_EXCLUDED(mu_);
   void PutBackAllInflight() ABSL_LOCKS_EXCLUDED(mu_);
   void MarkResourcesAborted();
+  // Publishes built_version_ for TryDispatchDirect (built_version_ is the dispatch thread's).
+  void PublishBuiltVersion() { ready_resource_version_.store(built_version_); }
+  // Writes to the stream from the dispatch thread, serialized with TryDispatchDirect's writes.
+  bool WriteLocked(grpc::ClientReaderWriter<v1::RunBatch, v1::ResultBatch>* stream,
+                   const v1::RunBatch& batch);
   int WindowLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sleeps for `d` unless stopped or drained first; false if interrupted.
   bool InterruptibleSleep(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
@@ -152,6 +166,16 @@ class WorkerConnection {
   int64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t put_back_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t direct_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // gRPC allows one writer at a time on a stream: the dispatch thread and TryDispatchDirect write
+  // under write_mu_ (a std::mutex; TryDispatchDirect only try-locks it). direct_stream_ is the
+  // stream Serve is serving, or null when TryDispatchDirect must not write (no stream, or it is
+  // being closed).
+  std::mutex write_mu_;
+  grpc::ClientReaderWriter<v1::RunBatch, v1::ResultBatch>* direct_stream_ = nullptr;  // write_mu_
+  // The resources built on the worker (built_version_), readable from Schedule's thread.
+  std::atomic<uint64_t> ready_resource_version_{0};
 
   // Touched by the dispatch thread only.
   std::set<uint64_t> built_resources_;

@@ -229,6 +229,89 @@ TEST_P(ClosureQueueTest, TenThreadsHammeringProcessEachClosureExactlyOnce) {
   EXPECT_TRUE(*queue_.Done());
 }
 
+TEST_P(ClosureQueueTest, PutOrDispatchOnAnEmptyQueueHandsTheClosureToDispatchInFlight) {
+  size_t inflight_seen = 0;
+  uint64_t dispatched = 0;
+  ASSERT_TRUE(queue_
+                  .PutOrDispatch(MakeClosure(7),
+                                 [&](const ClosurePtr& c) {
+                                   inflight_seen = queue_.inflight();
+                                   dispatched = c->id;
+                                   return true;
+                                 })
+                  .ok());
+  EXPECT_EQ(dispatched, 7u);
+  EXPECT_EQ(inflight_seen, 1u);  // counted before the dispatcher sees it: a raise must wait for it
+  EXPECT_EQ(queue_.inflight(), 1u);
+  EXPECT_EQ(queue_.queued(), 0u);
+  EXPECT_FALSE(*queue_.Done());
+  queue_.MarkFinished();
+  EXPECT_TRUE(*queue_.Done());
+}
+
+TEST_P(ClosureQueueTest, PutOrDispatchQueuesWhatDispatchDeclines) {
+  ASSERT_TRUE(queue_.PutOrDispatch(MakeClosure(1), [](const ClosurePtr&) { return false; }).ok());
+  EXPECT_EQ(queue_.inflight(), 0u);
+  EXPECT_EQ(queue_.queued(), 1u);
+  EXPECT_EQ(queue_.Get()->id, 1u);
+}
+
+TEST_P(ClosureQueueTest, PutOrDispatchDoesNotOvertakeQueuedClosures) {
+  ASSERT_TRUE(queue_.Put(MakeClosure(1)).ok());
+  bool called = false;
+  ASSERT_TRUE(queue_
+                  .PutOrDispatch(MakeClosure(2),
+                                 [&](const ClosurePtr&) {
+                                   called = true;
+                                   return true;
+                                 })
+                  .ok());
+  EXPECT_FALSE(called);
+  EXPECT_EQ(queue_.Get()->id, 1u);
+  EXPECT_EQ(queue_.Get()->id, 2u);
+}
+
+TEST_P(ClosureQueueTest, PutOrDispatchRaisesThePendingErrorBeforeDispatching) {
+  ASSERT_TRUE(queue_.Put(MakeClosure(1)).ok());
+  queue_.Get();
+  queue_.MarkFailed(absl::InternalError("boom"));
+  bool called = false;
+  EXPECT_TRUE(absl::IsInternal(queue_.PutOrDispatch(MakeClosure(2), [&](const ClosurePtr&) {
+    called = true;
+    return true;
+  })));
+  EXPECT_FALSE(called);
+  EXPECT_EQ(queue_.inflight(), 0u);
+  EXPECT_EQ(queue_.queued(), 0u);
+}
+
+TEST_P(ClosureQueueTest, PutOrDispatchAfterStopCancelsADeclinedClosure) {
+  auto closure = MakeClosure(1);
+  ASSERT_TRUE(queue_
+                  .PutOrDispatch(closure,
+                                 [&](const ClosurePtr&) {
+                                   queue_.Stop();  // the coordinator shut down meanwhile
+                                   return false;
+                                 })
+                  .ok());
+  EXPECT_EQ(closure->output->status(), RemoteValueStatus::kReady);
+  EXPECT_TRUE(absl::IsCancelled(closure->output->Fetch().status()));
+  EXPECT_EQ(queue_.inflight(), 0u);
+}
+
+TEST_P(ClosureQueueTest, ReturnPutsUnsentClosuresBackAtTheFrontInOrder) {
+  ASSERT_TRUE(queue_.Put(MakeClosure(1)).ok());
+  ASSERT_TRUE(queue_.Put(MakeClosure(2)).ok());
+  auto batch = queue_.GetBatch(2, absl::InfiniteFuture());
+  ASSERT_EQ(batch.size(), 2u);
+  ASSERT_TRUE(queue_.Put(MakeClosure(3)).ok());
+  queue_.Return(std::move(batch));
+  EXPECT_EQ(queue_.inflight(), 0u);
+  EXPECT_EQ(queue_.Get()->id, 1u);
+  EXPECT_EQ(queue_.Get()->id, 2u);
+  EXPECT_EQ(queue_.Get()->id, 3u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Capacities, ClosureQueueTest,
                          ::testing::Values(kDefaultClosureQueueCapacity, size_t{2}),
                          [](const auto& info) {
