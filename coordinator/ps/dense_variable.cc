@@ -1,6 +1,7 @@
 #include "coordinator/ps/dense_variable.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -114,6 +115,36 @@ void DenseVariable::Apply(const ByteChunks& grad) {
                 slot0 == nullptr ? nullptr : slot0 + first,
                 slot1 == nullptr ? nullptr : slot1 + first);
   });
+  ++step_;
+}
+
+absl::StatusOr<std::shared_ptr<FloatBuffer>> DenseVariable::PrepareLocked(
+    const ByteChunks& grad) const {
+  if (!updates_out_of_place() || TotalBytes(grad) != num_elements_ * sizeof(float)) {
+    spdlog::critical(
+        "DenseVariable::PrepareLocked: {} bytes of gradient for variable '{}' {} "
+        "with {} (caller skipped validation)",
+        TotalBytes(grad), config_.name, config_.spec.ToString(), config_.optimizer.ToString());
+    std::abort();
+  }
+  std::shared_ptr<FloatBuffer> updated = FloatBuffer::Allocate(num_elements_);
+  const float* in = values_->data();
+  float* out = updated->data();
+  std::atomic<bool> non_finite{false};
+  ParallelFor(num_elements_, kParallelGrainElements, [&](size_t begin, size_t end) {
+    const ByteChunks part = SubChunks(grad, begin * sizeof(float), (end - begin) * sizeof(float));
+    ForEachElementRun<sizeof(float)>(part, [&](size_t first, const char* bytes, size_t n) {
+      const size_t at = begin + first;
+      if (ApplyOutOfPlace(config_.optimizer, n, bytes, in + at, out + at) >= 0) non_finite = true;
+    });
+  });
+  // The rare failure is described by a second scan, which finds the first bad element.
+  if (non_finite) return CheckFiniteGradient(grad);
+  return updated;
+}
+
+void DenseVariable::CommitLocked(std::shared_ptr<FloatBuffer> values) {
+  values_ = std::move(values);
   ++step_;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "coordinator/ps/byte_chunks.h"
 #include "coordinator/ps/float_buffer.h"
 #include "coordinator/ps/state_stream.h"
@@ -57,6 +58,17 @@ class DenseVariable {
   // The same for a gradient still in the pieces it arrived in: num_elements() * 4 bytes in all.
   void Apply(const ByteChunks& grad);
   size_t num_elements() const { return num_elements_; }
+
+  // A push in two steps, for a request that updates several variables all or nothing, and for
+  // optimizers without slots only (assign_add, SGD: updates_out_of_place()). Under the lock from
+  // LockForUpdate, PrepareLocked computes the updated values into a new buffer, checking the
+  // gradient's finiteness in the same pass (InvalidArgument naming the element, and nothing
+  // changed), and CommitLocked installs them and counts the step. One pass over the gradient
+  // instead of a check pass and an update pass; the replaced buffer goes back to the pool.
+  bool updates_out_of_place() const { return config_.optimizer.num_slots() == 0; }
+  std::unique_lock<std::shared_mutex> LockForUpdate() { return std::unique_lock(mu_); }
+  absl::StatusOr<std::shared_ptr<FloatBuffer>> PrepareLocked(const ByteChunks& grad) const;
+  void CommitLocked(std::shared_ptr<FloatBuffer> values);
 
   // Writes a Variable record, then the values and each slot in DenseChunks, all under one read
   // lock: pushes wait, pulls do not.

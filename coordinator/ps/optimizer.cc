@@ -185,6 +185,20 @@ void ApplyUpdate(const OptimizerConfig& c, int64_t step, size_t n, const char* g
   }
 }
 
+int64_t ApplyOutOfPlace(const OptimizerConfig& c, size_t n, const char* grad, const float* values,
+                        float* out) {
+  // The finiteness test is FirstNonFinite's, on the bits, so that the loop vectorizes.
+  uint32_t carry = 0;
+  const float scale = c.kind == OptimizerKind::kSgd ? -c.learning_rate : 1.0f;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, grad + i * sizeof(uint32_t), sizeof(bits));
+    carry |= (bits & 0x7f800000u) + 0x00800000u;
+    out[i] = values[i] + scale * Load(grad, i);
+  }
+  return (carry & 0x80000000u) == 0 ? -1 : FirstNonFinite(grad, n);
+}
+
 int64_t FirstNonFinite(const char* data, size_t n) {
   // Branch-free scan first, on the bits: a float is NaN or infinite exactly when its exponent is
   // all ones, and then adding one to the exponent carries into the top bit. AND, ADD and OR

@@ -48,6 +48,12 @@ struct OptimizerConfig {
 void ApplyUpdate(const OptimizerConfig& config, int64_t step, size_t n, const char* grad,
                  float* values, float* slot0, float* slot1);
 
+// For optimizers without slots (assign_add, SGD): out[i] = values[i] updated by grad[i], and the
+// finiteness check of grad in the same pass (one read of each array instead of two of grad).
+// Returns the index of the first non-finite element of grad, or -1; `out` is then unspecified.
+int64_t ApplyOutOfPlace(const OptimizerConfig& config, size_t n, const char* grad,
+                        const float* values, float* out);
+
 // The index of the first NaN or infinity among `n` unaligned float32s, or -1 if all are finite.
 int64_t FirstNonFinite(const char* data, size_t n);
 

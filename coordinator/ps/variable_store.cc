@@ -2,9 +2,13 @@
 
 #include <google/protobuf/util/message_differencer.h>
 
+#include <algorithm>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <numeric>
+#include <numeric>
 #include <optional>
 #include <string_view>
 
@@ -177,13 +181,53 @@ absl::Status VariableStore::Push(const std::vector<std::string>& names,
         absl::StrCat("push has ", names.size(), " names but ", deltas.size(), " deltas"));
   }
   TJ_ASSIGN_OR_RETURN(std::vector<VariablePtr> variables, Find(names));
+  const bool out_of_place = UpdatableOutOfPlace(variables);
   for (size_t i = 0; i < deltas.size(); ++i) {
     const ChunkedTensor& delta = deltas[i];
     TJ_RETURN_IF_ERROR(CheckDelta(names[i], variables[i]->spec(), delta.header,
-                                  TotalBytes(delta.data),
-                                  [&delta] { return CheckFiniteGradient(delta.data); }));
+                                  TotalBytes(delta.data), [&delta, out_of_place] {
+                                    // Out of place, the update itself checks, in the same pass.
+                                    return out_of_place ? absl::OkStatus()
+                                                        : CheckFiniteGradient(delta.data);
+                                  }));
   }
+  if (out_of_place) return PushOutOfPlace(names, variables, deltas);
   for (size_t i = 0; i < deltas.size(); ++i) variables[i]->Apply(deltas[i].data);
+  return absl::OkStatus();
+}
+
+bool VariableStore::UpdatableOutOfPlace(const std::vector<VariablePtr>& variables) {
+  for (size_t i = 0; i < variables.size(); ++i) {
+    if (!variables[i]->updates_out_of_place()) return false;
+    // The same variable twice would be locked twice.
+    for (size_t j = 0; j < i; ++j) {
+      if (variables[j] == variables[i]) return false;
+    }
+  }
+  return true;
+}
+
+absl::Status VariableStore::PushOutOfPlace(const std::vector<std::string>& names,
+                                           const std::vector<VariablePtr>& variables,
+                                           const std::vector<ChunkedTensor>& deltas) {
+  // Every variable stays locked from its new values' computation to their installation, so no
+  // other push lands in between (it would be lost); all are locked in one global order (their
+  // addresses), so two pushes sharing variables cannot deadlock.
+  std::vector<size_t> order(variables.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return variables[a].get() < variables[b].get(); });
+  std::vector<std::unique_lock<std::shared_mutex>> locks;
+  locks.reserve(order.size());
+  for (size_t i : order) locks.push_back(variables[i]->LockForUpdate());
+  std::vector<std::shared_ptr<FloatBuffer>> updated(variables.size());
+  for (size_t i = 0; i < variables.size(); ++i) {
+    absl::StatusOr<std::shared_ptr<FloatBuffer>> values =
+        variables[i]->PrepareLocked(deltas[i].data);
+    if (!values.ok()) return Naming("push to variable", names[i], values.status());
+    updated[i] = *std::move(values);
+  }
+  for (size_t i = 0; i < variables.size(); ++i) variables[i]->CommitLocked(std::move(updated[i]));
   return absl::OkStatus();
 }
 

@@ -53,7 +53,8 @@ class VariableStore {
   // Applies each gradient (delta) with its variable's optimizer.
   absl::Status Push(const v1::PushRequest& request);
   // The same for deltas still in the pieces they arrived in (no copy of the gradient bytes).
-  absl::Status Push(const std::vector<std::string>& names, const std::vector<ChunkedTensor>& deltas);
+  absl::Status Push(const std::vector<std::string>& names,
+                    const std::vector<ChunkedTensor>& deltas);
 
   // Fills `response` with one [n, dim] float32 tensor per lookup, creating missing rows.
   absl::Status Lookup(const v1::LookupRequest& request, v1::LookupResponse& response);
@@ -84,6 +85,12 @@ class VariableStore {
   template <typename Names>
   absl::StatusOr<std::vector<VariablePtr>> Find(const Names& names) const;
   absl::StatusOr<TablePtr> FindTable(const std::string& name) const;
+  // Whether a push to `variables` can compute every update out of place (DenseVariable::
+  // PrepareLocked): no optimizer slots, no variable twice.
+  static bool UpdatableOutOfPlace(const std::vector<VariablePtr>& variables);
+  absl::Status PushOutOfPlace(const std::vector<std::string>& names,
+                              const std::vector<VariablePtr>& variables,
+                              const std::vector<ChunkedTensor>& deltas);
   // No variable and no table: a fresh (or restarted) PS. Callers hold mu_.
   bool EmptyLocked() const { return variables_.empty() && tables_.empty(); }
 
