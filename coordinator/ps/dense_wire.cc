@@ -1,6 +1,5 @@
 #include "coordinator/ps/dense_wire.h"
 
-#include <google/protobuf/io/coded_stream.h>
 #include <grpc/slice.h>
 
 #include <algorithm>
@@ -11,16 +10,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/ps/parallel_for.h"
+#include "coordinator/ps/proto_wire.h"
 
 namespace tj {
 namespace {
 
-// Protobuf wire types and the field numbers of the messages encoded here (proto/tj/v1).
-constexpr int kVarint = 0;
-constexpr int kFixed64 = 1;
-constexpr int kLengthDelimited = 2;
-constexpr int kFixed32 = 5;
+using proto_wire::kFixed32;
+using proto_wire::kFixed64;
+using proto_wire::kLengthDelimited;
+using proto_wire::kVarint;
+using proto_wire::VarintSize;
 
+// The field numbers of the messages encoded here (proto/tj/v1).
 constexpr uint32_t kPullResponseValues = 1;
 constexpr uint32_t kPushRequestNames = 1;
 constexpr uint32_t kPushRequestDeltas = 2;
@@ -34,14 +35,10 @@ constexpr uint32_t kTensorData = 3;
 // of their owners' memory, kept alive by a reference until gRPC drops the slice).
 class SliceBuilder {
  public:
-  void Tag(uint32_t field, int wire_type) {
-    Varint((field << 3) | static_cast<uint32_t>(wire_type));
+  void Tag(uint32_t field, proto_wire::WireType type) {
+    proto_wire::AppendTag(field, type, pending_);
   }
-  void Varint(uint64_t value) {
-    uint8_t bytes[10];  // the longest varint
-    uint8_t* end = google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(value, bytes);
-    pending_.append(reinterpret_cast<const char*>(bytes), static_cast<size_t>(end - bytes));
-  }
+  void Varint(uint64_t value) { proto_wire::AppendVarint(value, pending_); }
   void Bytes(const char* data, size_t n) { pending_.append(data, n); }
   void Bytes(const std::string& data) { pending_.append(data); }
 
@@ -77,10 +74,6 @@ class SliceBuilder {
   std::string pending_;
   std::vector<grpc::Slice> slices_;
 };
-
-size_t VarintSize(uint64_t value) {
-  return google::protobuf::io::CodedOutputStream::VarintSize64(value);
-}
 
 // A Tensor submessage: dtype and shape serialized by protobuf, then the data field by hand.
 void AppendTensor(SliceBuilder& out, uint32_t field, v1::DType dtype,
@@ -170,14 +163,14 @@ absl::Status Malformed(const char* message_name, const std::string& what) {
 
 struct Tag {
   uint32_t field = 0;
-  int wire_type = 0;
+  uint32_t wire_type = 0;
 };
 
 bool ReadTag(WireReader& in, Tag& tag) {
   uint64_t value = 0;
   if (!in.Varint(value) || value > UINT32_MAX) return false;
   tag.field = static_cast<uint32_t>(value >> 3);
-  tag.wire_type = static_cast<int>(value & 7);
+  tag.wire_type = static_cast<uint32_t>(value & 7);
   return tag.field != 0;
 }
 
@@ -189,7 +182,7 @@ bool ReadLength(WireReader& in, size_t end, size_t& length) {
   return true;
 }
 
-bool SkipField(WireReader& in, size_t end, int wire_type) {
+bool SkipField(WireReader& in, size_t end, uint32_t wire_type) {
   uint64_t ignored = 0;
   size_t length = 0;
   switch (wire_type) {

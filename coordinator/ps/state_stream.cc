@@ -1,25 +1,20 @@
 #include "coordinator/ps/state_stream.h"
 
-#include <google/protobuf/io/coded_stream.h>
+#include "coordinator/ps/proto_wire.h"
 
 namespace tj {
 namespace {
 
-using google::protobuf::io::CodedOutputStream;
+using proto_wire::AppendTag;
+using proto_wire::AppendVarint;
+using proto_wire::kLengthDelimited;
+using proto_wire::kVarint;
 
-// Field numbers and wire types of StateRecord.dense_chunk and DenseChunk's fields (ps.proto).
+// Field numbers of StateRecord.dense_chunk and DenseChunk's fields (ps.proto).
 constexpr uint32_t kDenseChunkField = 3;
 constexpr uint32_t kSlotField = 1;
 constexpr uint32_t kOffsetField = 2;
 constexpr uint32_t kDataField = 3;
-constexpr uint32_t kVarint = 0;
-constexpr uint32_t kLengthDelimited = 2;
-
-void AppendVarint(uint64_t value, std::string& out) {
-  uint8_t bytes[10];  // the longest varint
-  const uint8_t* end = CodedOutputStream::WriteVarint64ToArray(value, bytes);
-  out.append(reinterpret_cast<const char*>(bytes), static_cast<size_t>(end - bytes));
-}
 
 }  // namespace
 
@@ -28,19 +23,19 @@ absl::Status StateWriter::WriteDenseChunk(int32_t slot, int64_t offset, std::str
   // negative int32 is sign-extended to ten bytes, as protobuf does (never the case here).
   std::string fields;
   if (slot != 0) {
-    AppendVarint((kSlotField << 3) | kVarint, fields);
+    AppendTag(kSlotField, kVarint, fields);
     AppendVarint(static_cast<uint64_t>(static_cast<int64_t>(slot)), fields);
   }
   if (offset != 0) {
-    AppendVarint((kOffsetField << 3) | kVarint, fields);
+    AppendTag(kOffsetField, kVarint, fields);
     AppendVarint(static_cast<uint64_t>(offset), fields);
   }
   if (!data.empty()) {
-    AppendVarint((kDataField << 3) | kLengthDelimited, fields);
+    AppendTag(kDataField, kLengthDelimited, fields);
     AppendVarint(data.size(), fields);
   }
   buffer_.clear();
-  AppendVarint((kDenseChunkField << 3) | kLengthDelimited, buffer_);
+  AppendTag(kDenseChunkField, kLengthDelimited, buffer_);
   AppendVarint(fields.size() + data.size(), buffer_);
   buffer_.append(fields);
   ++records_;
