@@ -1,10 +1,15 @@
 #include "coordinator/ps/optimizer.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 #include "coordinator/ps/parallel_for.h"
 
 namespace tj {
@@ -190,12 +195,38 @@ int64_t ApplyOutOfPlace(const OptimizerConfig& c, size_t n, const char* grad, co
   // The finiteness test is FirstNonFinite's, on the bits, so that the loop vectorizes.
   uint32_t carry = 0;
   const float scale = c.kind == OptimizerKind::kSgd ? -c.learning_rate : 1.0f;
-  for (size_t i = 0; i < n; ++i) {
+  auto one = [&](size_t i) {
     uint32_t bits;
     std::memcpy(&bits, grad + i * sizeof(uint32_t), sizeof(bits));
     carry |= (bits & 0x7f800000u) + 0x00800000u;
     out[i] = values[i] + scale * Load(grad, i);
+  };
+  size_t i = 0;
+#if defined(__SSE2__)
+  // `out` is a fresh buffer that nothing reads before the update is installed: non-temporal
+  // stores write it around the cache and save reading every line of it first (a quarter of the
+  // memory traffic of this memory-bound loop). The same IEEE operations as `one`, so the results
+  // are bit for bit those of the in-place update.
+  for (; i < n && (reinterpret_cast<uintptr_t>(out + i) & 15) != 0; ++i) one(i);
+  const __m128 vscale = _mm_set1_ps(scale);
+  const __m128i exponent = _mm_set1_epi32(0x7f800000);
+  const __m128i exponent_one = _mm_set1_epi32(0x00800000);
+  __m128i vcarry = _mm_setzero_si128();
+  for (; i + 4 <= n; i += 4) {
+    const __m128i bits =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(grad + i * sizeof(float)));
+    vcarry = _mm_or_si128(vcarry, _mm_add_epi32(_mm_and_si128(bits, exponent), exponent_one));
+    const __m128 updated =
+        _mm_add_ps(_mm_loadu_ps(values + i), _mm_mul_ps(vscale, _mm_castsi128_ps(bits)));
+    _mm_stream_ps(out + i, updated);
   }
+  alignas(16) uint32_t lanes[4];
+  _mm_store_si128(reinterpret_cast<__m128i*>(lanes), vcarry);
+  carry |= lanes[0] | lanes[1] | lanes[2] | lanes[3];
+  // Non-temporal stores are weakly ordered: fence them before the buffer is handed on.
+  _mm_sfence();
+#endif
+  for (; i < n; ++i) one(i);
   return (carry & 0x80000000u) == 0 ? -1 : FirstNonFinite(grad, n);
 }
 
