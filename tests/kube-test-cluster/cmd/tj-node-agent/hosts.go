@@ -128,12 +128,19 @@ func (h *hostsFiles) writeLocked(ns, content string) error {
 	if old, ok := h.written[ns]; ok && old == content {
 		return nil
 	}
-	// O_TRUNC on the existing file keeps its inode (and so every bind mount of it) current.
-	f, err := os.OpenFile(filepath.Join(h.dir, ns), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	// Rewriting the existing file keeps its inode (and so every bind mount of it) current. It is
+	// overwritten from the start and only then cut to the new length, never truncated first: a
+	// container resolving a name at that moment (typically a pod told to stop just as its own
+	// deletion changes the file) must not find it empty. At worst it reads the new lines followed
+	// by the old file's tail, whose first, partial line has no valid address and is skipped.
+	f, err := os.OpenFile(filepath.Join(h.dir, ns), os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
-	_, werr := f.Write([]byte(content))
+	_, werr := f.WriteAt([]byte(content), 0)
+	if werr == nil {
+		werr = f.Truncate(int64(len(content)))
+	}
 	cerr := f.Close()
 	if werr != nil {
 		return werr

@@ -92,6 +92,19 @@ func TestHostsFileRewrittenInPlace(t *testing.T) {
 	if data, _ := os.ReadFile(p); string(data) != "127.0.0.2 changed\n" {
 		t.Errorf("content %q", data)
 	}
+	// Overwritten from the start, then cut: a shorter rewrite leaves no tail of the longer one.
+	h.mu.Lock()
+	err = h.writeLocked("ns", "127.0.0.3 a-much-longer-name.ns.svc.cluster.local a-much-longer-name\n")
+	if err == nil {
+		err = h.writeLocked("ns", "127.0.0.4 short\n")
+	}
+	h.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(p); string(data) != "127.0.0.4 short\n" {
+		t.Errorf("content after a shorter rewrite %q", data)
+	}
 }
 
 func TestSortBindsParentsFirst(t *testing.T) {
