@@ -87,16 +87,6 @@ float* DenseVariable::WritableValuesLocked() {
   return values_->data();
 }
 
-void DenseVariable::Apply(const v1::Tensor& grad) {
-  CheckOrDie(config_.spec.Matches(grad) && grad.data().size() == num_elements_ * sizeof(float),
-             config_, grad, "Apply");
-  std::unique_lock lock(mu_);
-  ApplyUpdate(config_.optimizer, step_, num_elements_, grad.data().data(), WritableValuesLocked(),
-              slots_.empty() ? nullptr : slots_[0].data(),
-              slots_.size() < 2 ? nullptr : slots_[1].data());
-  ++step_;
-}
-
 void DenseVariable::Apply(const ByteChunks& grad) {
   if (TotalBytes(grad) != num_elements_ * sizeof(float)) {
     spdlog::critical(

@@ -54,8 +54,7 @@ class DenseVariable {
 
   // Applies `grad` with the optimizer and counts a step. `grad` must be well-formed, finite and
   // match spec(); a mismatch here is a bug in the caller and aborts rather than corrupting memory.
-  void Apply(const v1::Tensor& grad);
-  // The same for a gradient still in the pieces it arrived in: num_elements() * 4 bytes in all.
+  // `grad` is in the pieces it arrived in: num_elements() * 4 bytes in all.
   void Apply(const ByteChunks& grad);
   size_t num_elements() const { return num_elements_; }
 

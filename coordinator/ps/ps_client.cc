@@ -2,7 +2,6 @@
 
 #include <grpcpp/client_context.h>
 #include <grpcpp/impl/client_unary_call.h>
-#include <grpcpp/support/proto_buffer_writer.h>
 
 #include <chrono>
 #include <utility>
@@ -73,18 +72,12 @@ absl::Status PsClient::PullInto(const std::vector<std::string>& names,
                                 std::vector<v1::Tensor>& values) const {
   v1::PullRequest request;
   request.mutable_names()->Assign(names.begin(), names.end());
-  grpc::ByteBuffer request_bytes;
-  bool own_buffer = false;
-  if (!grpc::SerializationTraits<v1::PullRequest>::Serialize(request, &request_bytes, &own_buffer)
-           .ok()) {
-    return absl::InternalError("cannot serialize a PullRequest");
-  }
+  // The request goes out as protobuf; the answer comes back raw, decoded into `values` in place.
   grpc::ByteBuffer response;
   grpc::ClientContext context;
   SetDeadline(context);
-  TJ_RETURN_IF_ERROR(
-      Translate(grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-          channel_.get(), raw_pull_, &context, request_bytes, &response)));
+  TJ_RETURN_IF_ERROR(Translate(grpc::internal::BlockingUnaryCall<v1::PullRequest, grpc::ByteBuffer>(
+      channel_.get(), raw_pull_, &context, request, &response)));
   if (absl::Status decoded = DecodePullResponse(response, values); !decoded.ok()) {
     return absl::InternalError(absl::StrCat("parameter server /job:ps/task:", ps_task_, " at ",
                                             address_, ": ", decoded.message()));

@@ -3,11 +3,9 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include <algorithm>
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <mutex>
-#include <numeric>
 #include <numeric>
 #include <optional>
 #include <string_view>
@@ -157,21 +155,16 @@ absl::Status VariableStore::Push(const v1::PushRequest& request) {
     return absl::InvalidArgumentError(absl::StrCat("push has ", request.names_size(), " names but ",
                                                    request.deltas_size(), " deltas"));
   }
-  TJ_ASSIGN_OR_RETURN(std::vector<VariablePtr> variables, Find(request.names()));
-  // Validate every gradient before applying any, so that a malformed push leaves the model
-  // untouched.
+  // One path for every push: each delta's bytes seen as a single piece, not copied.
+  std::vector<ChunkedTensor> deltas(static_cast<size_t>(request.deltas_size()));
   for (int i = 0; i < request.deltas_size(); ++i) {
     const v1::Tensor& delta = request.deltas(i);
-    TJ_RETURN_IF_ERROR(CheckDelta(request.names(i), variables[static_cast<size_t>(i)]->spec(),
-                                  delta, delta.data().size(), [&delta] {
-                                    return CheckFiniteGradient(delta.data().data(),
-                                                               delta.data().size() / sizeof(float));
-                                  }));
+    ChunkedTensor& chunked = deltas[static_cast<size_t>(i)];
+    chunked.header.set_dtype(delta.dtype());
+    *chunked.header.mutable_shape() = delta.shape();
+    chunked.data.emplace_back(delta.data().data(), delta.data().size());
   }
-  for (int i = 0; i < request.deltas_size(); ++i) {
-    variables[static_cast<size_t>(i)]->Apply(request.deltas(i));
-  }
-  return absl::OkStatus();
+  return Push(std::vector<std::string>(request.names().begin(), request.names().end()), deltas);
 }
 
 absl::Status VariableStore::Push(const std::vector<std::string>& names,
