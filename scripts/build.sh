@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs dependencies (idempotent) and builds everything into ${BUILD_DIR:-build}; binaries land in
-# build/bin/.
+# Installs dependencies (idempotent) and builds into ${BUILD_DIR:-build}; binaries land in
+# build/bin/. With arguments, builds only those targets (and what they need), e.g.
+# `scripts/build.sh tjctl tj-train`; without, everything, tests included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -9,4 +10,4 @@ build_dir="${BUILD_DIR:-build${TJ_SANITIZE:+-$TJ_SANITIZE}}"
 # relative to it.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 cmake -S . -B "$build_dir" -G Ninja -DTJ_SANITIZE="${TJ_SANITIZE:-}" > /dev/null
-cmake --build "$build_dir" -j"$(nproc)"
+cmake --build "$build_dir" -j"$(nproc)" ${1:+--target "$@"}
