@@ -397,9 +397,9 @@ absl::Status DecodePullResponseInto(const grpc::ByteBuffer& buffer,
                                 });
     if (!has_data.ok()) return has_data.status();
     if (header.dtype() != v1::DTYPE_FLOAT32 || received != target.num_bytes) {
-      return Malformed(kName, absl::StrCat("value ", count - 1, " has dtype ",
-                                           v1::DType_Name(header.dtype()), " and ", received,
-                                           " bytes, expected float32 of ", target.num_bytes));
+      return Malformed(
+          kName, absl::StrCat("value ", count - 1, " has dtype ", v1::DType_Name(header.dtype()),
+                              " and ", received, " bytes, expected float32 of ", target.num_bytes));
     }
   }
   if (count != targets.size()) {

@@ -80,7 +80,8 @@ MemoryBudget ReadMemoryBudget(const std::string& root) {
       const int64_t rss = std::max<int64_t>(0, ReadKbField("/proc/self/status", "VmRSS"));
       budget.limit_bytes = limit;
       budget.available_bytes = std::max<int64_t>(0, limit - rss);
-      if (mem_available >= 0) budget.available_bytes = std::min(budget.available_bytes, mem_available);
+      if (mem_available >= 0)
+        budget.available_bytes = std::min(budget.available_bytes, mem_available);
       budget.source = "TJ_PS_MEMORY_LIMIT_BYTES";
       return budget;
     }

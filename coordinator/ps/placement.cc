@@ -28,8 +28,15 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // "123", "64KiB", "16MiB", "1GiB" (also KB/MB/GB, read as powers of two).
 bool ParseBytes(std::string_view text, int64_t& out) {
   int shift = 0;
-  for (const auto& [suffix, s] : {std::pair{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"KB", 10},
-                                  {"MB", 20}, {"GB", 30}, {"K", 10}, {"M", 20}, {"G", 30}}) {
+  for (const auto& [suffix, s] : {std::pair{"KiB", 10},
+                                  {"MiB", 20},
+                                  {"GiB", 30},
+                                  {"KB", 10},
+                                  {"MB", 20},
+                                  {"GB", 30},
+                                  {"K", 10},
+                                  {"M", 20},
+                                  {"G", 30}}) {
     const std::string_view sv(suffix);
     if (text.size() > sv.size() && text.substr(text.size() - sv.size()) == sv) {
       text.remove_suffix(sv.size());
@@ -125,7 +132,8 @@ int64_t PartitionerConfig::NumShards(const TensorSpec& spec, int num_ps) const {
       break;
     case PartitionerKind::kMaxSize: {
       const int64_t row_bytes = RowBytesOf(spec);
-      const int64_t rows_per_shard = row_bytes == 0 ? rows : std::max<int64_t>(1, shard_bytes / row_bytes);
+      const int64_t rows_per_shard =
+          row_bytes == 0 ? rows : std::max<int64_t>(1, shard_bytes / row_bytes);
       shards = CeilDiv(rows, rows_per_shard);
       if (max_shards > 0) shards = std::min(shards, max_shards);
       break;
@@ -194,9 +202,9 @@ absl::StatusOr<PsPlacement> PsPlacement::Plan(const std::vector<v1::VariableSpec
     const int64_t rows = RowsOf(v.spec);
     const int64_t row_bytes = RowBytesOf(v.spec);
     // Rows per slice such that no slice exceeds max_slice_bytes (at least one row).
-    const int64_t rows_per_slice =
-        row_bytes == 0 ? std::max<int64_t>(rows, 1)
-                       : std::max<int64_t>(1, options.max_slice_bytes / row_bytes);
+    const int64_t rows_per_slice = row_bytes == 0
+                                       ? std::max<int64_t>(rows, 1)
+                                       : std::max<int64_t>(1, options.max_slice_bytes / row_bytes);
     std::fill(shards_here.begin(), shards_here.end(), 0);
     int64_t row = 0;
     for (int64_t s = 0; s < v.num_shards; ++s) {
@@ -222,7 +230,8 @@ absl::StatusOr<PsPlacement> PsPlacement::Plan(const std::vector<v1::VariableSpec
         slice.row_begin = row;
         row += shard_rows / num_slices + (k < shard_rows % num_slices ? 1 : 0);
         slice.row_end = row;
-        slice.num_bytes = v.spec.shape.empty() ? v.num_bytes : (slice.row_end - slice.row_begin) * row_bytes;
+        slice.num_bytes =
+            v.spec.shape.empty() ? v.num_bytes : (slice.row_end - slice.row_begin) * row_bytes;
         slice.byte_offset = slice.row_begin * row_bytes;
         placement.bytes_per_task_[static_cast<size_t>(task)] += slice.num_bytes;
       }

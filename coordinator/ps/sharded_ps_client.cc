@@ -57,10 +57,8 @@ absl::StatusOr<std::unique_ptr<ShardedPsClient>> ShardedPsClient::Create(
           absl::StrCat("table '", spec.name(), "': ", status.message()));
     }
   }
-  std::unique_ptr<ShardedPsClient> client(new ShardedPsClient(std::move(ps_tasks),
-                                                              std::move(placement),
-                                                              std::move(variables),
-                                                              std::move(tables), options));
+  std::unique_ptr<ShardedPsClient> client(new ShardedPsClient(
+      std::move(ps_tasks), std::move(placement), std::move(variables), std::move(tables), options));
   for (const v1::TableSpec& spec : client->tables_) {
     if (!client->table_dims_.emplace(spec.name(), spec.dim()).second) {
       return absl::InvalidArgumentError(absl::StrCat("table '", spec.name(), "' is given twice"));
@@ -139,7 +137,8 @@ absl::StatusOr<const VariablePlacement*> ShardedPsClient::FindVariable(
 absl::Status ShardedPsClient::CheckPsMemory() const {
   std::vector<v1::PsHealthResponse> health(static_cast<size_t>(num_ps()));
   for (int task = 0; task < num_ps(); ++task) {
-    TJ_ASSIGN_OR_RETURN(health[static_cast<size_t>(task)], ps_[static_cast<size_t>(task)]->Health());
+    TJ_ASSIGN_OR_RETURN(health[static_cast<size_t>(task)],
+                        ps_[static_cast<size_t>(task)]->Health());
   }
   // Largest first, as placed: the variable named is the one that breaks the budget.
   std::vector<size_t> order(variables_.size());
@@ -154,7 +153,8 @@ absl::Status ShardedPsClient::CheckPsMemory() const {
     const VariablePlacement& v = vars[i];
     absl::StatusOr<DenseVariableConfig> config = CheckVariableSpec(variables_[i]);
     const int copies = 1 + (config.ok() ? config->optimizer.num_slots() : 0);
-    for (const VariableSlice& slice : v.slices) need[static_cast<size_t>(slice.ps_task)] += slice.num_bytes * copies;
+    for (const VariableSlice& slice : v.slices)
+      need[static_cast<size_t>(slice.ps_task)] += slice.num_bytes * copies;
     for (int task = 0; task < num_ps(); ++task) {
       const v1::PsHealthResponse& h = health[static_cast<size_t>(task)];
       if (h.memory_limit_bytes() <= 0) continue;  // an older PS, or nothing known: no check
@@ -166,9 +166,11 @@ absl::Status ShardedPsClient::CheckPsMemory() const {
           "variable '", v.name, "' ", v.spec.ToString(), " (", HumanBytes(v.num_bytes),
           copies > 1 ? absl::StrCat(", ", copies, " copies with its optimizer slots") : "",
           ") does not fit the parameter servers: /job:ps/task:", task, " would need ",
-          HumanBytes(need[static_cast<size_t>(task)]), " (its slices of this and larger variables, "
-          "with slots, plus ", HumanBytes(options_.ps_memory_headroom_bytes),
-          " headroom) but has ", HumanBytes(available), " available (", h.memory_source(),
+          HumanBytes(need[static_cast<size_t>(task)]),
+          " (its slices of this and larger variables, "
+          "with slots, plus ",
+          HumanBytes(options_.ps_memory_headroom_bytes), " headroom) but has ",
+          HumanBytes(available), " available (", h.memory_source(),
           "). Add PS replicas or memory, or make the model smaller"));
     }
   }
@@ -240,8 +242,8 @@ absl::Status ShardedPsClient::CreateVariables() const {
       call_bytes, options_.max_bytes_in_flight,
       [&](size_t i, WindowDone done) {
         Call& call = *calls[i];
-        ps_[static_cast<size_t>(call.task)]->CreateAsync(call.context, call.request,
-                                                         call.response, std::move(done));
+        ps_[static_cast<size_t>(call.task)]->CreateAsync(call.context, call.request, call.response,
+                                                         std::move(done));
       },
       [](size_t, absl::Status status) { return status; });
 }

@@ -26,7 +26,8 @@ struct ShardedPsOptions {
   // into up to num_ps shards (TensorFlow's MinSizePartitioner(1 MiB, num_ps)), each stored as
   // slices of at most 16 MiB.
   PlacementOptions placement;
-  // Slices of one task are grouped into RPCs of at most this many bytes (a larger slice goes alone).
+  // Slices of one task are grouped into RPCs of at most this many bytes (a larger slice goes
+  // alone).
   int64_t max_rpc_bytes = kDefaultMaxSliceBytes;
   // Bytes of RPCs one Pull / Push / CreateVariables has outstanding at once: what it holds in
   // gRPC's buffers beyond the caller's tensors.

@@ -29,13 +29,14 @@ absl::Status CheckPlacementRecord(const nlohmann::json& recorded, const nlohmann
   if (recorded.is_null() || recorded == current) return absl::OkStatus();
   auto refuse = [&](const std::string& what) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "checkpoint ", checkpoint_dir, " was written with another placement of the dense "
-        "variables over the PS tasks (", what, "; recorded partitioner ",
-        recorded.value("partitioner", std::string("?")), ", max slice ",
-        recorded.value("max_slice_bytes", int64_t{0}), " bytes, ",
+        "checkpoint ", checkpoint_dir,
+        " was written with another placement of the dense "
+        "variables over the PS tasks (",
+        what, "; recorded partitioner ", recorded.value("partitioner", std::string("?")),
+        ", max slice ", recorded.value("max_slice_bytes", int64_t{0}), " bytes, ",
         recorded.value("num_ps", 0), " PS; now ", current.value("partitioner", std::string("?")),
-        ", ", current.value("max_slice_bytes", int64_t{0}), " bytes, ",
-        current.value("num_ps", 0), " PS). Restore it with the same --partitioner, "
+        ", ", current.value("max_slice_bytes", int64_t{0}), " bytes, ", current.value("num_ps", 0),
+        " PS). Restore it with the same --partitioner, "
         "--max-slice-bytes and PS replicas, or use a new checkpoint directory"));
   };
   if (!recorded.is_object() || !recorded.contains("variables") ||
@@ -57,16 +58,16 @@ absl::Status CheckPlacementRecord(const nlohmann::json& recorded, const nlohmann
                                  v["shape"].dump()));
     }
     if (it->second.value("slices", nlohmann::json()) != v["slices"]) {
-      return refuse(absl::StrCat("variable '", name, "' was in ",
-                                 it->second.value("slices", nlohmann::json()).size(),
-                                 " slices [task, first row, end row] ",
-                                 it->second.value("slices", nlohmann::json()).dump().substr(0, 200),
-                                 ", now in ", v["slices"].size(), " ",
-                                 v["slices"].dump().substr(0, 200)));
+      return refuse(absl::StrCat(
+          "variable '", name, "' was in ", it->second.value("slices", nlohmann::json()).size(),
+          " slices [task, first row, end row] ",
+          it->second.value("slices", nlohmann::json()).dump().substr(0, 200), ", now in ",
+          v["slices"].size(), " ", v["slices"].dump().substr(0, 200)));
     }
   }
   for (const auto& [name, v] : was) {
-    if (!now.contains(name)) return refuse(absl::StrCat("it has variable '", name, "', not used now"));
+    if (!now.contains(name))
+      return refuse(absl::StrCat("it has variable '", name, "', not used now"));
   }
   // The same slices under other options (another partitioner that happens to cut the same way):
   // the shard files hold what this run looks for.

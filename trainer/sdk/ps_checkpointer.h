@@ -52,7 +52,8 @@ class PsCheckpointer {
   // FailedPrecondition when it was taken with another number of PS tasks. `check_state`, when
   // given, sees the checkpoint's state and directory before any PS is touched; its error is
   // returned as is (e.g. another placement of the variables).
-  using StateCheck = std::function<absl::Status(const nlohmann::json& state, const std::string& dir)>;
+  using StateCheck =
+      std::function<absl::Status(const nlohmann::json& state, const std::string& dir)>;
   absl::StatusOr<std::optional<RestoredCheckpoint>> RestoreLatest(
       const StateCheck& check_state = nullptr);
 

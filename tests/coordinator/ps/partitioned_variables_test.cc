@@ -25,9 +25,9 @@ namespace tj {
 namespace {
 
 using ::testing::AllOf;
-using ::testing::HasSubstr;
 using testing::ConstantInit;
 using testing::Floats;
+using ::testing::HasSubstr;
 using testing::InitializedVariable;
 using testing::SgdOptimizer;
 
@@ -119,7 +119,8 @@ TEST_P(PlacementTableTest, SlicesCoverTheVariableInOrderBoundedWithShardsWholeOn
       EXPECT_GT(s.row_end, s.row_begin) << v.name;
       EXPECT_LE(s.num_bytes, std::max(c.max_slice_bytes, row_bytes)) << v.name;
       EXPECT_EQ(s.byte_offset, bytes) << v.name;
-      EXPECT_EQ(s.num_bytes, v.spec.shape.empty() ? v.num_bytes : (s.row_end - s.row_begin) * row_bytes);
+      EXPECT_EQ(s.num_bytes,
+                v.spec.shape.empty() ? v.num_bytes : (s.row_end - s.row_begin) * row_bytes);
       EXPECT_GE(s.shard, last_shard);  // shards in row order, their slices contiguous
       last_shard = s.shard;
       EXPECT_GE(s.ps_task, 0);
@@ -257,10 +258,10 @@ TEST_F(OverTheMessageLimitTest, SlicesAsLargeAsTheShardsWouldNotPass) {
 
 TEST_F(OverTheMessageLimitTest, AVariableTooLargeForThePsIsRefusedBeforeAnythingIsCreated) {
   // 2^20 x 2^16 floats: 256 GiB, more than this machine has.
-  auto client = ShardedPsClient::Create(
-      ps_,
-      {InitializedVariable("small", {4}, {}), InitializedVariable("huge/w", {1 << 20, 1 << 16}, {})},
-      {});
+  auto client = ShardedPsClient::Create(ps_,
+                                        {InitializedVariable("small", {4}, {}),
+                                         InitializedVariable("huge/w", {1 << 20, 1 << 16}, {})},
+                                        {});
   ASSERT_TRUE(client.ok()) << client.status();
   const absl::Status created = (*client)->CreateVariables();
   EXPECT_EQ(created.code(), absl::StatusCode::kResourceExhausted) << created;

@@ -58,8 +58,9 @@ class ShardedPsClientTest : public ::testing::Test {
 
   std::unique_ptr<ShardedPsClient> Connect(std::vector<v1::VariableSpec> variables,
                                            std::vector<v1::TableSpec> tables = {}) {
-    auto client = ShardedPsClient::Connect(addresses_, std::move(variables), std::move(tables),
-                                           {.placement = {.partitioner = PartitionerConfig::MinSize(kMaxShardBytes)}});
+    auto client = ShardedPsClient::Connect(
+        addresses_, std::move(variables), std::move(tables),
+        {.placement = {.partitioner = PartitionerConfig::MinSize(kMaxShardBytes)}});
     EXPECT_TRUE(client.ok()) << client.status();
     if (!client.ok()) return nullptr;
     EXPECT_TRUE((*client)->CreateVariables().ok());

@@ -51,8 +51,8 @@ TEST(PlacementRecordTest, AnotherPlacementIsRefusedNamingTheVariable) {
   const absl::Status refused = CheckPlacementRecord(two, four, "/ckpt/ckpt-90");
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(refused.message()),
-              AllOf(HasSubstr("/ckpt/ckpt-90"), HasSubstr("another placement"),
-                    HasSubstr("'w'"), HasSubstr("fixed:2"), HasSubstr("fixed:4")));
+              AllOf(HasSubstr("/ckpt/ckpt-90"), HasSubstr("another placement"), HasSubstr("'w'"),
+                    HasSubstr("fixed:2"), HasSubstr("fixed:4")));
   const nlohmann::json three_ps =
       Record({Var("w", {64, 10})}, 3, {PartitionerConfig::FixedShards(2), 1 << 20});
   EXPECT_THAT(std::string(CheckPlacementRecord(two, three_ps, "c").message()),

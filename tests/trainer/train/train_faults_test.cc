@@ -209,8 +209,7 @@ TEST_F(TrainFaultsTest, APartitionedModelOverTwoPsTrainsExactlyAndResumesInTheSa
   other.push_back("--partitioner=fixed:1");
   cluster.StartChief(other);
   EXPECT_EQ(cluster.WaitForChief(), 1);
-  EXPECT_THAT(cluster.Log("chief"),
-              AllOf(HasSubstr("another placement"), HasSubstr("'softmax/")));
+  EXPECT_THAT(cluster.Log("chief"), AllOf(HasSubstr("another placement"), HasSubstr("'softmax/")));
 }
 
 TEST_F(TrainFaultsTest, BadDataFailsTheCoordinatorNamingFileAndLine) {
