@@ -14,8 +14,9 @@ TRAIN=$(realpath "$BUILD/bin/tj-train")
 WORK=$(mktemp -d /tmp/tj-partitioned-rss.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-# 256 rows of 1000 features, 5 non-zero each (softmax skips zero features), labels in [0, CLASSES).
-python3 - "$WORK/data.csv" "$FEATURES" "$CLASSES" <<'PY'
+# 256 rows of 1000 features, 5 non-zero each (softmax skips zero features), labels in [0, classes).
+make_data() {  # path classes
+python3 - "$1" "$FEATURES" "$2" <<'PY'
 import random, sys
 path, features, classes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rng = random.Random(1)
@@ -26,12 +27,14 @@ with open(path, "w") as f:
             row[j] = round(rng.random(), 3)
         f.write(",".join(map(str, row)) + f",{rng.randrange(classes)}\n")
 PY
+}
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 run_job() {  # $1: label, $2: classes
   local label=$1 classes=$2 dir="$WORK/$1"
   mkdir -p "$dir"
+  make_data "$dir/data.csv" "$classes"
   local chief="127.0.0.1:$(port)" ps0="127.0.0.1:$(port)" ps1="127.0.0.1:$(port)" w0="127.0.0.1:$(port)"
   local cluster="{\"chief\":[\"$chief\"],\"ps\":[\"$ps0\",\"$ps1\"],\"worker\":[\"$w0\"]}"
   start() {  # name type index args...
@@ -46,11 +49,12 @@ run_job() {  # $1: label, $2: classes
   local t0=$(date +%s.%N)
   TF_CONFIG="{\"cluster\":$cluster,\"task\":{\"type\":\"chief\",\"index\":0}}" \
     TJ_CHECKPOINT_DIR="$dir/ckpt" /usr/bin/time -v -o "$dir/chief.time" "$TRAIN" \
-    --model=softmax --data="$WORK/data.csv" --num-classes="$classes" --steps="$STEPS" \
+    --model=softmax --data="$dir/data.csv" --num-classes="$classes" --steps="$STEPS" \
     --batch-size=32 --test-percent=10 --log-every-steps=1 > "$dir/chief.log" 2>&1 \
     || { echo "$label: coordinator failed"; tail -20 "$dir/chief.log"; exit 1; }
   local t1=$(date +%s.%N)
-  for p in $(jobs -p); do kill -TERM "$p" 2>/dev/null || true; done
+  # SIGTERM to tj-train itself (the child of /usr/bin/time), so that time reports its peak.
+  for p in $(jobs -p); do pkill -TERM -P "$p" 2>/dev/null || true; done
   wait || true
   echo "$label: $STEPS steps in $(python3 -c "print(round($t1-$t0,1))") s"
 }
