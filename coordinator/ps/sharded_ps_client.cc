@@ -179,7 +179,9 @@ absl::Status ShardedPsClient::CheckPsMemory() const {
 
 absl::Status ShardedPsClient::CreateVariables() const {
   TJ_RETURN_IF_ERROR(CheckPsMemory());
-  // Requests of at most max_rpc_bytes (initial values count), one task each.
+  // Requests of at most max_rpc_bytes of variables, one task each: the PS allocates and fills
+  // every byte of what it creates (initial value or initializer), so the work of one RPC, hence
+  // its time against the deadline, is bounded like a pull's.
   struct Call {
     int task = 0;
     grpc::ClientContext context;
@@ -203,15 +205,13 @@ absl::Status ShardedPsClient::CreateVariables() const {
   for (size_t i = 0; i < variables_.size(); ++i) {
     const v1::VariableSpec& spec = variables_[i];
     const VariablePlacement& v = placement_.variables()[i];
-    const int64_t value_bytes = spec.has_initial_value() ? v.num_bytes : 0;
     if (!v.split()) {
-      *call_for(v.slices[0].ps_task, value_bytes + kSliceOverheadBytes).add_variables() = spec;
+      *call_for(v.slices[0].ps_task, v.num_bytes + kSliceOverheadBytes).add_variables() = spec;
       continue;
     }
     for (const VariableSlice& slice : v.slices) {
       v1::VariableSpec* out =
-          call_for(slice.ps_task, (value_bytes > 0 ? slice.num_bytes : 0) + kSliceOverheadBytes)
-              .add_variables();
+          call_for(slice.ps_task, slice.num_bytes + kSliceOverheadBytes).add_variables();
       out->set_name(slice.ps_name);
       *out->mutable_initializer() = spec.initializer();
       *out->mutable_optimizer() = spec.optimizer();

@@ -57,7 +57,7 @@ struct TrainingLoopOptions {
   // Creates the program's variables (idempotently) once the restore is done: after the placement
   // check, so that a job resumed under another placement is refused before anything is created,
   // and after the restore, which replaces each PS's whole state anyway. Optional.
-  std::function<absl::Status()> create_variables;
+  std::function<absl::Status()> create_variables = nullptr;
 };
 
 struct TrainingSummary {
