@@ -12,7 +12,8 @@ STEPS=${3:-6}
 FEATURES=1000
 TRAIN=$(realpath "$BUILD/bin/tj-train")
 WORK=$(mktemp -d /tmp/tj-partitioned-rss.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+# On any exit, SIGTERM the tj-train processes (children of /usr/bin/time), not only time itself.
+trap 'for p in $(jobs -p); do pkill -TERM -P "$p" 2>/dev/null || true; done; rm -rf "$WORK"' EXIT
 
 # 256 rows of 1000 features, 5 non-zero each (softmax skips zero features), labels in [0, classes).
 make_data() {  # path classes

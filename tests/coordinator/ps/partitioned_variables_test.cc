@@ -84,6 +84,13 @@ struct PlanCase {
   int64_t max_slice_bytes;
 };
 
+void PrintTo(const PlanCase& c, std::ostream* os) {
+  *os << "[";
+  for (int64_t d : c.shape) *os << d << ",";
+  *os << "] over " << c.num_ps << " PS, " << c.partitioner.ToString()
+      << ", slices <= " << c.max_slice_bytes;
+}
+
 class PlacementTableTest : public ::testing::TestWithParam<PlanCase> {};
 
 TEST_P(PlacementTableTest, SlicesCoverTheVariableInOrderBoundedWithShardsWholeOnOneTask) {
