@@ -362,4 +362,66 @@ absl::StatusOr<DecodedPush> DecodePushRequest(const grpc::ByteBuffer& buffer) {
   return push;
 }
 
+absl::Status DecodePullResponseInto(const grpc::ByteBuffer& buffer,
+                                    std::span<const PullTarget> targets) {
+  constexpr const char* kName = "PullResponse";
+  const std::vector<grpc::Slice> slices = SlicesOf(buffer);
+  WireReader in(slices);
+  size_t count = 0;
+  v1::Tensor header;
+  while (!in.at_end()) {
+    Tag tag;
+    if (!ReadTag(in, tag)) return Malformed(kName, "bad field tag");
+    if (tag.field != kPullResponseValues || tag.wire_type != kLengthDelimited) {
+      if (!SkipField(in, SIZE_MAX, tag.wire_type)) {
+        return Malformed(kName, absl::StrCat("bad field ", tag.field));
+      }
+      continue;
+    }
+    size_t length = 0;
+    if (!ReadLength(in, SIZE_MAX, length)) return Malformed(kName, "truncated value");
+    if (count >= targets.size()) {
+      return Malformed(kName, absl::StrCat("more than the ", targets.size(), " values asked for"));
+    }
+    const PullTarget& target = targets[count++];
+    size_t received = 0;
+    auto has_data = ParseTensor(in, in.position() + length, header, kName,
+                                [&target, &received](WireReader& reader, size_t n) {
+                                  ByteChunks pieces;
+                                  if (!reader.Chunks(n, pieces)) return false;
+                                  received = n;
+                                  // A wrong size is reported below, without writing past the
+                                  // target.
+                                  if (n == target.num_bytes) CopyChunks(pieces, target.data);
+                                  return true;
+                                });
+    if (!has_data.ok()) return has_data.status();
+    if (header.dtype() != v1::DTYPE_FLOAT32 || received != target.num_bytes) {
+      return Malformed(
+          kName, absl::StrCat("value ", count - 1, " has dtype ", v1::DType_Name(header.dtype()),
+                              " and ", received, " bytes, expected float32 of ", target.num_bytes));
+    }
+  }
+  if (count != targets.size()) {
+    return Malformed(kName, absl::StrCat(count, " values for a pull of ", targets.size()));
+  }
+  return absl::OkStatus();
+}
+
+grpc::ByteBuffer EncodePushRequest(const std::vector<std::string>& names,
+                                   std::span<const DeltaView> deltas,
+                                   std::shared_ptr<const void> owner) {
+  SliceBuilder out;
+  for (const std::string& name : names) {
+    out.Tag(kPushRequestNames, kLengthDelimited);
+    out.Varint(name.size());
+    out.Bytes(name);
+  }
+  for (const DeltaView& delta : deltas) {
+    AppendTensor(out, kPushRequestDeltas, v1::DTYPE_FLOAT32, delta.shape, delta.data,
+                 delta.num_bytes, owner);
+  }
+  return out.Finish();
+}
+
 }  // namespace tj

@@ -8,6 +8,8 @@
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/slice.h>
 
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,33 @@ absl::Status DecodePullResponse(const grpc::ByteBuffer& buffer, std::vector<v1::
 // returned buffer until gRPC has written them.
 grpc::ByteBuffer EncodePushRequest(const std::vector<std::string>& names,
                                    std::vector<v1::Tensor> deltas);
+
+// Where one pulled value goes: exactly `num_bytes` bytes of float32 data at `data` (a slice of a
+// larger variable's buffer, at its offset).
+struct PullTarget {
+  char* data = nullptr;
+  size_t num_bytes = 0;
+};
+
+// Parses a PullResponse whose values are copied straight from gRPC's slices into `targets`, one
+// per value in order: no tensor is built. InvalidArgument when malformed, when a value is not
+// float32 or not of its target's size, or when the count differs.
+absl::Status DecodePullResponseInto(const grpc::ByteBuffer& buffer,
+                                    std::span<const PullTarget> targets);
+
+// One delta of a push as a view: `num_bytes` float32 bytes at `data`, kept valid by the owner
+// passed to EncodePushRequest.
+struct DeltaView {
+  std::vector<int64_t> shape;
+  const char* data = nullptr;
+  size_t num_bytes = 0;
+};
+
+// A PushRequest whose deltas are sent from views into memory `owner` keeps alive (a slice of a
+// larger gradient): gRPC holds a reference to `owner` until it has written them.
+grpc::ByteBuffer EncodePushRequest(const std::vector<std::string>& names,
+                                   std::span<const DeltaView> deltas,
+                                   std::shared_ptr<const void> owner);
 
 struct DecodedPush {
   std::vector<grpc::Slice> slices;  // own the memory `deltas` point into

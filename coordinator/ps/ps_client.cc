@@ -2,6 +2,7 @@
 
 #include <grpcpp/client_context.h>
 #include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/support/client_callback.h>
 
 #include <chrono>
 #include <utility>
@@ -186,6 +187,20 @@ void PsClient::PushAsync(grpc::ClientContext& context, const v1::PushRequest& re
                          v1::PushResponse& response, Done done) const {
   SetDeadline(context);
   stub_->async()->Push(&context, &request, &response, Translating(std::move(done)));
+}
+
+void PsClient::PullRawAsync(grpc::ClientContext& context, const v1::PullRequest& request,
+                            grpc::ByteBuffer& response, Done done) const {
+  SetDeadline(context);
+  grpc::internal::CallbackUnaryCall<v1::PullRequest, grpc::ByteBuffer>(
+      channel_.get(), raw_pull_, &context, &request, &response, Translating(std::move(done)));
+}
+
+void PsClient::PushRawAsync(grpc::ClientContext& context, const grpc::ByteBuffer& request,
+                            grpc::ByteBuffer& response, Done done) const {
+  SetDeadline(context);
+  grpc::internal::CallbackUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+      channel_.get(), raw_push_, &context, &request, &response, Translating(std::move(done)));
 }
 
 void PsClient::LookupAsync(grpc::ClientContext& context, const v1::LookupRequest& request,

@@ -5,6 +5,7 @@
 
 #include <grpcpp/channel.h>
 #include <grpcpp/impl/rpc_method.h>
+#include <grpcpp/support/byte_buffer.h>
 
 #include <functional>
 #include <memory>
@@ -77,6 +78,12 @@ class PsClient {
                  v1::PullResponse& response, Done done) const;
   void PushAsync(grpc::ClientContext& context, const v1::PushRequest& request,
                  v1::PushResponse& response, Done done) const;
+  // Pull and Push on raw buffers (dense_wire.h): the answer of a pull stays in gRPC's slices for
+  // DecodePullResponseInto; a push is sent from the views EncodePushRequest made.
+  void PullRawAsync(grpc::ClientContext& context, const v1::PullRequest& request,
+                    grpc::ByteBuffer& response, Done done) const;
+  void PushRawAsync(grpc::ClientContext& context, const grpc::ByteBuffer& request,
+                    grpc::ByteBuffer& response, Done done) const;
   void LookupAsync(grpc::ClientContext& context, const v1::LookupRequest& request,
                    v1::LookupResponse& response, Done done) const;
   void PushSparseAsync(grpc::ClientContext& context, const v1::PushSparseRequest& request,

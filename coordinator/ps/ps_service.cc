@@ -9,6 +9,7 @@
 #include "coordinator/base/job_token.h"
 #include "coordinator/base/wire_status.h"
 #include "coordinator/ps/admitted_call.h"
+#include "coordinator/ps/memory_budget.h"
 #include "coordinator/ps/ps_dense_methods.h"
 #include "coordinator/ps/shard_file.h"
 #include "spdlog/spdlog.h"
@@ -65,6 +66,11 @@ grpc::Status PsService::Health(grpc::ServerContext* context, const v1::PsHealthR
     response->set_incarnation(incarnation_);
     response->set_num_variables(store_.num_variables());
     response->set_num_tables(store_.num_tables());
+    const MemoryBudget memory = ReadMemoryBudget();
+    response->set_memory_limit_bytes(memory.limit_bytes);
+    response->set_memory_available_bytes(memory.available_bytes);
+    response->set_memory_source(memory.source);
+    response->set_dense_bytes(store_.dense_bytes());
     return grpc::Status::OK;
   });
 }

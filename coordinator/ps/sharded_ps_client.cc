@@ -1,35 +1,38 @@
 #include "coordinator/ps/sharded_ps_client.h"
 
+#include <grpcpp/client_context.h>
+
+#include <algorithm>
 #include <cstring>
+#include <deque>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/status_macros.h"
+#include "coordinator/ps/dense_wire.h"
+#include "coordinator/ps/memory_budget.h"
 #include "coordinator/ps/optimizer.h"
-#include "coordinator/ps/ps_fan_out.h"
 #include "coordinator/ps/status_naming.h"
+#include "coordinator/ps/transfer_window.h"
 #include "coordinator/ps/variable_spec.h"
 
 namespace tj {
 namespace {
 
-// Bytes of one row (dimension 0 slice) of a variable of `spec`.
-int64_t RowBytes(const TensorSpec& spec) {
-  if (spec.shape.empty()) return static_cast<int64_t>(sizeof(float));
-  const int64_t rows = spec.shape[0];
-  return rows == 0 ? 0 : spec.num_elements() / rows * static_cast<int64_t>(sizeof(float));
-}
-
 // The shape of rows [begin, end) of `spec`.
-std::vector<int64_t> ShardShape(const TensorSpec& spec, const VariableShard& shard) {
+std::vector<int64_t> SliceShape(const TensorSpec& spec, const VariableSlice& slice) {
   std::vector<int64_t> shape = spec.shape;
-  if (!shape.empty()) shape[0] = shard.row_end - shard.row_begin;
+  if (!shape.empty()) shape[0] = slice.row_end - slice.row_begin;
   return shape;
 }
 
 absl::Status BadAnswer(int task, absl::string_view what) {
   return absl::InternalError(absl::StrCat("parameter server /job:ps/task:", task, " ", what));
 }
+
+// Framing per slice in a request (name, tensor header): counts toward an RPC's size so that many
+// tiny slices still make bounded messages.
+constexpr int64_t kSliceOverheadBytes = 256;
 
 }  // namespace
 
@@ -39,9 +42,14 @@ absl::StatusOr<std::unique_ptr<ShardedPsClient>> ShardedPsClient::Create(
   for (const auto& ps : ps_tasks) {
     if (ps == nullptr) return absl::InvalidArgumentError("a PS task has no client");
   }
+  if (options.max_rpc_bytes < 1 || options.max_bytes_in_flight < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_rpc_bytes and max_bytes_in_flight must be positive, got ",
+                     options.max_rpc_bytes, " and ", options.max_bytes_in_flight));
+  }
   TJ_ASSIGN_OR_RETURN(
       PsPlacement placement,
-      PsPlacement::Plan(variables, static_cast<int>(ps_tasks.size()), options.max_shard_bytes));
+      PsPlacement::Plan(variables, static_cast<int>(ps_tasks.size()), options.placement));
   for (const v1::TableSpec& spec : tables) {
     absl::Status status = CheckTableSpec(spec).status();
     if (!status.ok()) {
@@ -50,7 +58,7 @@ absl::StatusOr<std::unique_ptr<ShardedPsClient>> ShardedPsClient::Create(
     }
   }
   std::unique_ptr<ShardedPsClient> client(new ShardedPsClient(
-      std::move(ps_tasks), std::move(placement), std::move(variables), std::move(tables)));
+      std::move(ps_tasks), std::move(placement), std::move(variables), std::move(tables), options));
   for (const v1::TableSpec& spec : client->tables_) {
     if (!client->table_dims_.emplace(spec.name(), spec.dim()).second) {
       return absl::InvalidArgumentError(absl::StrCat("table '", spec.name(), "' is given twice"));
@@ -71,11 +79,41 @@ absl::StatusOr<std::unique_ptr<ShardedPsClient>> ShardedPsClient::Connect(
 
 ShardedPsClient::ShardedPsClient(std::vector<std::shared_ptr<PsClient>> ps, PsPlacement placement,
                                  std::vector<v1::VariableSpec> variables,
-                                 std::vector<v1::TableSpec> tables)
+                                 std::vector<v1::TableSpec> tables, ShardedPsOptions options)
     : ps_(std::move(ps)),
       placement_(std::move(placement)),
       variables_(std::move(variables)),
-      tables_(std::move(tables)) {}
+      tables_(std::move(tables)),
+      options_(options) {}
+
+std::vector<ShardedPsClient::Batch> ShardedPsClient::Batches(
+    const std::vector<const VariablePlacement*>& placements) const {
+  std::vector<std::vector<Batch>> per_task(static_cast<size_t>(num_ps()));
+  for (size_t v = 0; v < placements.size(); ++v) {
+    const std::vector<VariableSlice>& slices = placements[v]->slices;
+    for (size_t k = 0; k < slices.size(); ++k) {
+      std::vector<Batch>& batches = per_task[static_cast<size_t>(slices[k].ps_task)];
+      const int64_t bytes = slices[k].num_bytes + kSliceOverheadBytes;
+      if (batches.empty() || batches.back().bytes + bytes > options_.max_rpc_bytes) {
+        batches.push_back(Batch{slices[k].ps_task, 0, {}});
+      }
+      batches.back().bytes += bytes;
+      batches.back().slices.emplace_back(v, k);
+    }
+  }
+  // Round robin over the tasks: the first batches in the window go to as many tasks as possible.
+  std::vector<Batch> out;
+  for (size_t round = 0;; ++round) {
+    bool any = false;
+    for (std::vector<Batch>& batches : per_task) {
+      if (round >= batches.size()) continue;
+      out.push_back(std::move(batches[round]));
+      any = true;
+    }
+    if (!any) break;
+  }
+  return out;
+}
 
 absl::StatusOr<int64_t> ShardedPsClient::TableDim(std::string_view table) const {
   auto it = table_dims_.find(absl::string_view(table.data(), table.size()));
@@ -96,34 +134,99 @@ absl::StatusOr<const VariablePlacement*> ShardedPsClient::FindVariable(
   return v;
 }
 
+absl::Status ShardedPsClient::CheckPsMemory() const {
+  std::vector<v1::PsHealthResponse> health(static_cast<size_t>(num_ps()));
+  for (int task = 0; task < num_ps(); ++task) {
+    TJ_ASSIGN_OR_RETURN(health[static_cast<size_t>(task)],
+                        ps_[static_cast<size_t>(task)]->Health());
+  }
+  // Largest first, as placed: the variable named is the one that breaks the budget.
+  std::vector<size_t> order(variables_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto& vars = placement_.variables();
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (vars[a].num_bytes != vars[b].num_bytes) return vars[a].num_bytes > vars[b].num_bytes;
+    return vars[a].name < vars[b].name;
+  });
+  std::vector<int64_t> need(static_cast<size_t>(num_ps()), options_.ps_memory_headroom_bytes);
+  for (size_t i : order) {
+    const VariablePlacement& v = vars[i];
+    absl::StatusOr<DenseVariableConfig> config = CheckVariableSpec(variables_[i]);
+    const int copies = 1 + (config.ok() ? config->optimizer.num_slots() : 0);
+    for (const VariableSlice& slice : v.slices)
+      need[static_cast<size_t>(slice.ps_task)] += slice.num_bytes * copies;
+    for (int task = 0; task < num_ps(); ++task) {
+      const v1::PsHealthResponse& h = health[static_cast<size_t>(task)];
+      if (h.memory_limit_bytes() <= 0) continue;  // an older PS, or nothing known: no check
+      // Variables the task already holds (a restarted coordinator) count as available to
+      // themselves: CreateVariables keeps them.
+      const int64_t available = h.memory_available_bytes() + h.dense_bytes();
+      if (need[static_cast<size_t>(task)] <= available) continue;
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "variable '", v.name, "' ", v.spec.ToString(), " (", HumanBytes(v.num_bytes),
+          copies > 1 ? absl::StrCat(", ", copies, " copies with its optimizer slots") : "",
+          ") does not fit the parameter servers: /job:ps/task:", task, " would need ",
+          HumanBytes(need[static_cast<size_t>(task)]),
+          " (its slices of this and larger variables, "
+          "with slots, plus ",
+          HumanBytes(options_.ps_memory_headroom_bytes), " headroom) but has ",
+          HumanBytes(available), " available (", h.memory_source(),
+          "). Add PS replicas or memory, or make the model smaller"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ShardedPsClient::CreateVariables() const {
-  using Fan = PsFanOut<v1::CreateVariablesRequest, v1::CreateVariablesResponse>;
-  Fan fan(num_ps());
+  TJ_RETURN_IF_ERROR(CheckPsMemory());
+  // Requests of at most max_rpc_bytes of variables, one task each: the PS allocates and fills
+  // every byte of what it creates (initial value or initializer), so the work of one RPC, hence
+  // its time against the deadline, is bounded like a pull's.
+  struct Call {
+    int task = 0;
+    grpc::ClientContext context;
+    v1::CreateVariablesRequest request;
+    v1::CreateVariablesResponse response;
+  };
+  std::vector<std::unique_ptr<Call>> calls;
+  std::vector<int64_t> call_bytes;
+  std::vector<int> last_call(static_cast<size_t>(num_ps()), -1);
+  auto call_for = [&](int task, int64_t bytes) -> v1::CreateVariablesRequest& {
+    int& i = last_call[static_cast<size_t>(task)];
+    if (i < 0 || call_bytes[static_cast<size_t>(i)] + bytes > options_.max_rpc_bytes) {
+      i = static_cast<int>(calls.size());
+      calls.push_back(std::make_unique<Call>());
+      calls.back()->task = task;
+      call_bytes.push_back(0);
+    }
+    call_bytes[static_cast<size_t>(i)] += bytes;
+    return calls[static_cast<size_t>(i)]->request;
+  };
   for (size_t i = 0; i < variables_.size(); ++i) {
     const v1::VariableSpec& spec = variables_[i];
     const VariablePlacement& v = placement_.variables()[i];
     if (!v.split()) {
-      *fan.To(v.shards[0].ps_task).request.add_variables() = spec;
+      *call_for(v.slices[0].ps_task, v.num_bytes + kSliceOverheadBytes).add_variables() = spec;
       continue;
     }
-    const int64_t row_bytes = RowBytes(v.spec);
-    for (const VariableShard& shard : v.shards) {
-      v1::VariableSpec* out = fan.To(shard.ps_task).request.add_variables();
-      out->set_name(shard.ps_name);
+    for (const VariableSlice& slice : v.slices) {
+      v1::VariableSpec* out =
+          call_for(slice.ps_task, slice.num_bytes + kSliceOverheadBytes).add_variables();
+      out->set_name(slice.ps_name);
       *out->mutable_initializer() = spec.initializer();
       *out->mutable_optimizer() = spec.optimizer();
       v1::VariablePartition* partition = out->mutable_partition();
       partition->set_full_name(v.name);
-      partition->set_row_offset(shard.row_begin);
+      partition->set_row_offset(slice.row_begin);
       partition->set_full_rows(v.spec.shape[0]);
-      const std::vector<int64_t> shape = ShardShape(v.spec, shard);
+      const std::vector<int64_t> shape = SliceShape(v.spec, slice);
       if (spec.has_initial_value()) {
         v1::Tensor* value = out->mutable_initial_value();
         value->set_dtype(v1::DTYPE_FLOAT32);
         value->mutable_shape()->Assign(shape.begin(), shape.end());
         value->mutable_data()->assign(spec.initial_value().data(),
-                                      static_cast<size_t>(shard.row_begin * row_bytes),
-                                      static_cast<size_t>(shard.num_bytes));
+                                      static_cast<size_t>(slice.byte_offset),
+                                      static_cast<size_t>(slice.num_bytes));
       } else {
         out->mutable_shape()->Assign(shape.begin(), shape.end());
       }
@@ -132,82 +235,109 @@ absl::Status ShardedPsClient::CreateVariables() const {
   // Every table lives on every task: its ids are spread over all of them.
   if (!tables_.empty()) {
     for (int task = 0; task < num_ps(); ++task) {
-      fan.To(task).request.mutable_tables()->Assign(tables_.begin(), tables_.end());
+      call_for(task, kSliceOverheadBytes).mutable_tables()->Assign(tables_.begin(), tables_.end());
     }
   }
-  return fan.Run(ps_, [](const PsClient& ps, Fan::Call& call, PsClient::Done done) {
-    ps.CreateAsync(call.context, call.request, call.response, std::move(done));
-  });
+  return RunWindowed(
+      call_bytes, options_.max_bytes_in_flight,
+      [&](size_t i, WindowDone done) {
+        Call& call = *calls[i];
+        ps_[static_cast<size_t>(call.task)]->CreateAsync(call.context, call.request, call.response,
+                                                         std::move(done));
+      },
+      [](size_t, absl::Status status) { return status; });
 }
 
 absl::StatusOr<std::vector<v1::Tensor>> ShardedPsClient::Pull(
     const std::vector<std::string>& names) const {
-  using Fan = PsFanOut<v1::PullRequest, v1::PullResponse>;
-  Fan fan(num_ps());
+  std::vector<v1::Tensor> values;
+  TJ_RETURN_IF_ERROR(PullInto(names, values));
+  return values;
+}
+
+absl::Status ShardedPsClient::PullInto(const std::vector<std::string>& names,
+                                       std::vector<v1::Tensor>& values) const {
   std::vector<const VariablePlacement*> placements;
   placements.reserve(names.size());
-  // Where each shard's value will be in its task's response: the k-th name sent to that task.
-  std::vector<int> slots;
   for (const std::string& name : names) {
     TJ_ASSIGN_OR_RETURN(const VariablePlacement* v, FindVariable(name));
     placements.push_back(v);
-    for (const VariableShard& shard : v->shards) {
-      v1::PullRequest& request = fan.To(shard.ps_task).request;
-      slots.push_back(request.names_size());
-      request.add_names(shard.ps_name);
-    }
   }
-  TJ_RETURN_IF_ERROR(fan.Run(ps_, [](const PsClient& ps, Fan::Call& call, PsClient::Done done) {
-    ps.PullAsync(call.context, call.request, call.response, std::move(done));
-  }));
-  for (int task = 0; task < num_ps(); ++task) {
-    const Fan::Call* call = fan.Find(task);
-    if (call != nullptr && call->response.values_size() != call->request.names_size()) {
-      return BadAnswer(task, absl::StrCat("answered ", call->response.values_size(),
-                                          " values to a pull of ", call->request.names_size()));
-    }
-  }
-
-  std::vector<v1::Tensor> values(names.size());
-  size_t next_slot = 0;
+  values.resize(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
     const VariablePlacement& v = *placements[i];
     v1::Tensor& out = values[i];
-    for (const VariableShard& shard : v.shards) {
-      v1::Tensor& part = *fan.Find(shard.ps_task)->response.mutable_values(slots[next_slot++]);
-      if (part.dtype() != v1::DTYPE_FLOAT32 ||
-          part.data().size() != static_cast<size_t>(shard.num_bytes)) {
-        return BadAnswer(shard.ps_task,
-                         absl::StrCat("returned ", TensorSpec::Of(part).ToString(), " (",
-                                      part.data().size(), " bytes) for '", shard.ps_name, "'"));
-      }
-      if (!v.split()) {
-        out = std::move(part);  // swaps the buffers: no copy
-        continue;
-      }
-      if (shard.row_begin == 0) {
-        out.set_dtype(v1::DTYPE_FLOAT32);
-        out.mutable_shape()->Assign(v.spec.shape.begin(), v.spec.shape.end());
-        out.mutable_data()->reserve(static_cast<size_t>(v.spec.num_elements()) * sizeof(float));
-      }
-      out.mutable_data()->append(part.data());  // shards are in row order
+    out.set_dtype(v1::DTYPE_FLOAT32);
+    out.mutable_shape()->Assign(v.spec.shape.begin(), v.spec.shape.end());
+    // Same size as last time: the memory is reused as it is (no fresh pages, no zeroing).
+    if (out.data().size() != static_cast<size_t>(v.num_bytes)) {
+      out.mutable_data()->resize(static_cast<size_t>(v.num_bytes));
     }
   }
-  return values;
+
+  struct Call {
+    grpc::ClientContext context;
+    v1::PullRequest request;
+    grpc::ByteBuffer response;
+    std::vector<PullTarget> targets;
+  };
+  const std::vector<Batch> batches = Batches(placements);
+  std::vector<int64_t> bytes;
+  bytes.reserve(batches.size());
+  for (const Batch& batch : batches) bytes.push_back(batch.bytes);
+  // Created as they start, destroyed as they finish: gRPC's receive buffers of at most the window.
+  std::vector<std::unique_ptr<Call>> calls(batches.size());
+  return RunWindowed(
+      bytes, options_.max_bytes_in_flight,
+      [&](size_t i, WindowDone done) {
+        calls[i] = std::make_unique<Call>();
+        Call& call = *calls[i];
+        for (const auto& [v, k] : batches[i].slices) {
+          const VariableSlice& slice = placements[v]->slices[k];
+          call.request.add_names(slice.ps_name);
+          call.targets.push_back(PullTarget{values[v].mutable_data()->data() + slice.byte_offset,
+                                            static_cast<size_t>(slice.num_bytes)});
+        }
+        ps_[static_cast<size_t>(batches[i].task)]->PullRawAsync(call.context, call.request,
+                                                                call.response, std::move(done));
+      },
+      [&](size_t i, absl::Status status) {
+        std::unique_ptr<Call> call = std::move(calls[i]);
+        TJ_RETURN_IF_ERROR(status);
+        if (absl::Status decoded = DecodePullResponseInto(call->response, call->targets);
+            !decoded.ok()) {
+          return BadAnswer(batches[i].task, decoded.message());
+        }
+        return absl::OkStatus();
+      });
 }
 
 absl::Status ShardedPsClient::Push(const std::vector<std::string>& names,
                                    std::vector<v1::Tensor> gradients) const {
+  std::vector<std::shared_ptr<const v1::Tensor>> shared;
+  shared.reserve(gradients.size());
+  // Moving an arena-less message swaps its buffers: no copy.
+  for (v1::Tensor& g : gradients) shared.push_back(std::make_shared<v1::Tensor>(std::move(g)));
+  return Push(names, shared);
+}
+
+absl::Status ShardedPsClient::Push(
+    const std::vector<std::string>& names,
+    const std::vector<std::shared_ptr<const v1::Tensor>>& gradients) const {
   if (names.size() != gradients.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("push has ", names.size(), " names but ", gradients.size(), " gradients"));
   }
   std::vector<const VariablePlacement*> placements;
   placements.reserve(names.size());
-  // Everything is checked before anything is sent, so that a bad push changes no shard.
+  // Everything is checked before anything is sent, so that a bad push changes no slice.
   for (size_t i = 0; i < names.size(); ++i) {
     TJ_ASSIGN_OR_RETURN(const VariablePlacement* v, FindVariable(names[i]));
-    const v1::Tensor& grad = gradients[i];
+    if (gradients[i] == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("push to variable '", names[i], "': no gradient"));
+    }
+    const v1::Tensor& grad = *gradients[i];
     TJ_RETURN_IF_ERROR(Naming("push to variable", names[i], CheckWellFormed(grad)));
     if (!v->spec.Matches(grad)) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -220,32 +350,40 @@ absl::Status ShardedPsClient::Push(const std::vector<std::string>& names,
     placements.push_back(v);
   }
 
-  using Fan = PsFanOut<v1::PushRequest, v1::PushResponse>;
-  Fan fan(num_ps());
-  for (size_t i = 0; i < names.size(); ++i) {
-    const VariablePlacement& v = *placements[i];
-    if (!v.split()) {
-      v1::PushRequest& request = fan.To(v.shards[0].ps_task).request;
-      request.add_names(v.shards[0].ps_name);
-      *request.add_deltas() = std::move(gradients[i]);  // swaps the buffers: no copy
-      continue;
-    }
-    const int64_t row_bytes = RowBytes(v.spec);
-    for (const VariableShard& shard : v.shards) {
-      v1::PushRequest& request = fan.To(shard.ps_task).request;
-      request.add_names(shard.ps_name);
-      v1::Tensor* delta = request.add_deltas();
-      delta->set_dtype(v1::DTYPE_FLOAT32);
-      const std::vector<int64_t> shape = ShardShape(v.spec, shard);
-      delta->mutable_shape()->Assign(shape.begin(), shape.end());
-      delta->mutable_data()->assign(gradients[i].data(),
-                                    static_cast<size_t>(shard.row_begin * row_bytes),
-                                    static_cast<size_t>(shard.num_bytes));
-    }
-  }
-  return fan.Run(ps_, [](const PsClient& ps, Fan::Call& call, PsClient::Done done) {
-    ps.PushAsync(call.context, call.request, call.response, std::move(done));
-  });
+  // gRPC keeps this alive (hence the gradients) for as long as it holds a slice of them.
+  auto owner = std::make_shared<const std::vector<std::shared_ptr<const v1::Tensor>>>(gradients);
+  struct Call {
+    grpc::ClientContext context;
+    grpc::ByteBuffer request;
+    grpc::ByteBuffer response;
+  };
+  const std::vector<Batch> batches = Batches(placements);
+  std::vector<int64_t> bytes;
+  bytes.reserve(batches.size());
+  for (const Batch& batch : batches) bytes.push_back(batch.bytes);
+  std::vector<std::unique_ptr<Call>> calls(batches.size());
+  return RunWindowed(
+      bytes, options_.max_bytes_in_flight,
+      [&](size_t i, WindowDone done) {
+        calls[i] = std::make_unique<Call>();
+        Call& call = *calls[i];
+        std::vector<std::string> slice_names;
+        std::vector<DeltaView> views;
+        for (const auto& [v, k] : batches[i].slices) {
+          const VariableSlice& slice = placements[v]->slices[k];
+          slice_names.push_back(slice.ps_name);
+          views.push_back(DeltaView{SliceShape(placements[v]->spec, slice),
+                                    (*owner)[v]->data().data() + slice.byte_offset,
+                                    static_cast<size_t>(slice.num_bytes)});
+        }
+        call.request = EncodePushRequest(slice_names, views, owner);
+        ps_[static_cast<size_t>(batches[i].task)]->PushRawAsync(call.context, call.request,
+                                                                call.response, std::move(done));
+      },
+      [&](size_t i, absl::Status status) {
+        calls[i].reset();
+        return status;
+      });
 }
 
 }  // namespace tj

@@ -1,6 +1,8 @@
 // The client that presents a model's logical variables and tables over all PS tasks: dense ones
-// placed (large ones split) by PsPlacement, sparse ids routed by id hash; each call sends at most
-// one RPC per task, to all tasks in parallel, and stitches the answers back in request order.
+// placed (large ones partitioned into slices) by PsPlacement, sparse ids routed by id hash. A dense
+// pull or push moves the slices in parallel, at most `max_rpc_bytes` per RPC and
+// `max_bytes_in_flight` per call, received straight into (and sent straight from) the caller's one
+// buffer per logical variable; sparse calls send one RPC per task.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +22,19 @@
 namespace tj {
 
 struct ShardedPsOptions {
-  // Variables larger than this are split along dimension 0 over up to num_ps tasks.
-  int64_t max_shard_bytes = int64_t{1} << 20;
+  // The partitioner and the largest slice (placement.h). The default splits a variable over 1 MiB
+  // into up to num_ps shards (TensorFlow's MinSizePartitioner(1 MiB, num_ps)), each stored as
+  // slices of at most 16 MiB.
+  PlacementOptions placement;
+  // Slices of one task are grouped into RPCs of at most this many bytes (a larger slice goes
+  // alone).
+  int64_t max_rpc_bytes = kDefaultMaxSliceBytes;
+  // Bytes of RPCs one Pull / Push / CreateVariables has outstanding at once: what it holds in
+  // gRPC's buffers beyond the caller's tensors.
+  int64_t max_bytes_in_flight = int64_t{64} << 20;
+  // Memory a PS task keeps free beyond its variables and optimizer slots, for requests in flight
+  // and copy-on-write during pulls: the plan is refused when it does not fit (CreateVariables).
+  int64_t ps_memory_headroom_bytes = int64_t{128} << 20;
 };
 
 // The ids to look up in one table.
@@ -59,13 +72,28 @@ class ShardedPsClient {
   const PsPlacement& placement() const { return placement_; }
   const PsClient& ps(int task) const { return *ps_[static_cast<size_t>(task)]; }
 
-  // Creates every variable shard and every table on its PS tasks; idempotent like the PS's own.
+  // Creates every variable slice and every table on its PS tasks; idempotent like the PS's own.
+  // First checks the plan against each task's memory (CheckPsMemory): nothing is created when it
+  // does not fit.
   absl::Status CreateVariables() const;
+  // ResourceExhausted naming the first variable (largest first) that would not fit a task's
+  // memory (PsHealthResponse), with its size and the memory available; OK when a task does not
+  // report its memory.
+  absl::Status CheckPsMemory() const;
 
   // The values of the logical variables `names`, in order; split variables are reassembled.
   absl::StatusOr<std::vector<v1::Tensor>> Pull(const std::vector<std::string>& names) const;
+  // The same into `values`, reusing their memory: each slice is received straight into its
+  // variable's buffer at its offset. On error `values` holds unspecified contents.
+  absl::Status PullInto(const std::vector<std::string>& names,
+                        std::vector<v1::Tensor>& values) const;
   // Applies gradients[i] to names[i] with each variable's optimizer.
   absl::Status Push(const std::vector<std::string>& names, std::vector<v1::Tensor> gradients) const;
+  // The same, each slice sent from a view of its gradient. gRPC holds a reference to the gradients
+  // until it has written them; a caller that reuses a gradient buffer waits until it holds the
+  // only reference (use_count() == 1) before writing into it again.
+  absl::Status Push(const std::vector<std::string>& names,
+                    const std::vector<std::shared_ptr<const v1::Tensor>>& gradients) const;
 
   // One float32 [n, dim] tensor per lookup, rows in the order of its ids.
   absl::StatusOr<std::vector<v1::Tensor>> Lookup(std::span<const SparseLookup> lookups) const;
@@ -73,7 +101,18 @@ class ShardedPsClient {
 
  private:
   ShardedPsClient(std::vector<std::shared_ptr<PsClient>> ps, PsPlacement placement,
-                  std::vector<v1::VariableSpec> variables, std::vector<v1::TableSpec> tables);
+                  std::vector<v1::VariableSpec> variables, std::vector<v1::TableSpec> tables,
+                  ShardedPsOptions options);
+
+  // One RPC's worth of slices: (variable index in the call, slice index) pairs, all on `task`.
+  struct Batch {
+    int task = 0;
+    int64_t bytes = 0;
+    std::vector<std::pair<size_t, size_t>> slices;
+  };
+  // The slices of `placements` grouped per task into batches of at most max_rpc_bytes, ordered so
+  // that consecutive batches go to different tasks (the window then spreads over all tasks).
+  std::vector<Batch> Batches(const std::vector<const VariablePlacement*>& placements) const;
 
   // The dim of `table`, or NotFound naming it.
   absl::StatusOr<int64_t> TableDim(std::string_view table) const;
@@ -85,6 +124,7 @@ class ShardedPsClient {
   std::vector<v1::VariableSpec> variables_;
   std::vector<v1::TableSpec> tables_;
   absl::flat_hash_map<std::string, int64_t> table_dims_;
+  ShardedPsOptions options_;
 };
 
 }  // namespace tj

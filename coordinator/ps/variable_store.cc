@@ -284,6 +284,16 @@ int64_t VariableStore::num_variables() const {
   return static_cast<int64_t>(variables_.size());
 }
 
+int64_t VariableStore::dense_bytes() const {
+  std::shared_lock lock(mu_);
+  int64_t bytes = 0;
+  for (const auto& [name, variable] : variables_) {
+    bytes += static_cast<int64_t>(variable->num_elements() * sizeof(float)) *
+             (1 + variable->optimizer().num_slots());
+  }
+  return bytes;
+}
+
 int64_t VariableStore::num_tables() const {
   std::shared_lock lock(mu_);
   return static_cast<int64_t>(tables_.size());

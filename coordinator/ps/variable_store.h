@@ -64,6 +64,9 @@ class VariableStore {
 
   int64_t num_variables() const;
   int64_t num_tables() const;
+  // Bytes of the dense variables' values and optimizer slots (what a plan of the same variables
+  // would need again: CreateVariables keeps existing ones).
+  int64_t dense_bytes() const;
 
   // Writes the whole state (variables by name, then tables by name) as StateRecords. Each variable
   // and each table is a consistent snapshot taken under its own locks; for one snapshot of the

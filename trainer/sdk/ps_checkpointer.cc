@@ -39,9 +39,11 @@ absl::StatusOr<SavedCheckpoint> PsCheckpointer::Save(int64_t step, const nlohman
   return SavedCheckpoint{step, writer->dir(), bytes, absl::Now() - start};
 }
 
-absl::StatusOr<std::optional<RestoredCheckpoint>> PsCheckpointer::RestoreLatest() {
+absl::StatusOr<std::optional<RestoredCheckpoint>> PsCheckpointer::RestoreLatest(
+    const StateCheck& check_state) {
   TJ_ASSIGN_OR_RETURN(std::optional<Checkpoint> latest, store_.LatestValid());
   if (!latest.has_value()) return std::optional<RestoredCheckpoint>();
+  if (check_state) TJ_RETURN_IF_ERROR(check_state(latest->state, latest->dir));
   const int num_ps = static_cast<int>(ps_.size());
   if (latest->shards.size() != ps_.size()) {
     return absl::FailedPreconditionError(

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,8 +49,13 @@ class PsCheckpointer {
   absl::StatusOr<SavedCheckpoint> Save(int64_t step, const nlohmann::json& state);
 
   // Restores the newest checkpoint that verifies into every PS task; nullopt when there is none.
-  // FailedPrecondition when it was taken with another number of PS tasks.
-  absl::StatusOr<std::optional<RestoredCheckpoint>> RestoreLatest();
+  // FailedPrecondition when it was taken with another number of PS tasks. `check_state`, when
+  // given, sees the checkpoint's state and directory before any PS is touched; its error is
+  // returned as is (e.g. another placement of the variables).
+  using StateCheck =
+      std::function<absl::Status(const nlohmann::json& state, const std::string& dir)>;
+  absl::StatusOr<std::optional<RestoredCheckpoint>> RestoreLatest(
+      const StateCheck& check_state = nullptr);
 
  private:
   CheckpointStore store_;

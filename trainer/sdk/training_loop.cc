@@ -13,6 +13,7 @@
 #include "coordinator/base/values.h"
 #include "coordinator/cluster/cluster_coordinator.h"
 #include "coordinator/preemption/preemption_handler.h"
+#include "trainer/sdk/placement_record.h"
 
 namespace tj::sdk {
 
@@ -64,6 +65,7 @@ class Loop {
     preemption_ = context_.preemption();
     look_ahead_ = std::max<int64_t>(1, options_.max_steps_ahead);
     TJ_RETURN_IF_ERROR(Restore());
+    if (options_.create_variables) TJ_RETURN_IF_ERROR(options_.create_variables());
     // From here on a coordinator notice has a loop to checkpoint it.
     struct Attachment {
       PreemptionCheckpointHandler* handler;
@@ -171,8 +173,13 @@ class Loop {
     PsCheckpointer* checkpointer = context_.checkpointer();
     if (checkpointer == nullptr) return absl::OkStatus();
     Report("restoring", Cat("looking for checkpoints in ", checkpointer->dir()));
-    TJ_ASSIGN_OR_RETURN(std::optional<RestoredCheckpoint> restored,
-                        checkpointer->RestoreLatest());
+    TJ_ASSIGN_OR_RETURN(
+        std::optional<RestoredCheckpoint> restored,
+        checkpointer->RestoreLatest([this](const nlohmann::json& state, const std::string& dir) {
+          if (options_.ps_placement.is_null()) return absl::OkStatus();
+          return CheckPlacementRecord(state.value("ps_placement", nlohmann::json()),
+                                      options_.ps_placement, dir);
+        }));
     if (!restored.has_value()) {
       spdlog::info("no checkpoint in {}: training starts at step 0", checkpointer->dir());
       return absl::OkStatus();
@@ -251,6 +258,7 @@ class Loop {
                             {"total_run_calls", step_},
                             {"total_steps", options_.total_steps}};
     if (!options_.program_fingerprint.is_null()) state["program"] = options_.program_fingerprint;
+    if (!options_.ps_placement.is_null()) state["ps_placement"] = options_.ps_placement;
     TJ_ASSIGN_OR_RETURN(SavedCheckpoint saved, checkpointer->Save(step_, state));
     last_checkpoint_step_ = step_;
     context_.metrics().AddCounter("tj_checkpoints_total", "Checkpoints saved by this coordinator");

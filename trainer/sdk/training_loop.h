@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -49,6 +50,14 @@ struct TrainingLoopOptions {
   // Saved in every checkpoint and compared on restore: a checkpoint written by a program with
   // another configuration (another model, batch size, data) is refused instead of resumed.
   nlohmann::json program_fingerprint = nullptr;
+  // The placement of the dense variables (PlacementRecord), saved in every checkpoint and checked
+  // before one is restored: a checkpoint whose shard files hold other slices is refused
+  // (FailedPrecondition) before any PS is touched. Null: not recorded, not checked.
+  nlohmann::json ps_placement = nullptr;
+  // Creates the program's variables (idempotently) once the restore is done: after the placement
+  // check, so that a job resumed under another placement is refused before anything is created,
+  // and after the restore, which replaces each PS's whole state anyway. Optional.
+  std::function<absl::Status()> create_variables = nullptr;
 };
 
 struct TrainingSummary {

@@ -1,6 +1,10 @@
 #include "trainer/train/model_kernel.h"
 
 #include <cmath>
+#include <memory>
+#include <span>
+
+#include "absl/synchronization/mutex.h"
 
 #include "coordinator/base/status_macros.h"
 #include "coordinator/base/strings.h"
@@ -40,20 +44,26 @@ class SoftmaxKernel : public ModelKernel {
 
   absl::StatusOr<TrainStepStats> TrainStep(const Batch& batch,
                                            const ShardedPsClient& ps) const override {
-    TJ_ASSIGN_OR_RETURN(auto params, PullParams(ps));
-    std::vector<float> dw(params.w.size()), db(params.b.size());
-    TJ_ASSIGN_OR_RETURN(double loss, model_.LossAndGradient(batch, params.w, params.b, dw, db));
-    std::vector<v1::Tensor> gradients;
-    gradients.push_back(FloatTensor(dw, {model_.dim(), model_.num_classes()}));
-    gradients.push_back(FloatTensor(db, {model_.num_classes()}));
-    TJ_RETURN_IF_ERROR(ps.Push({kSoftmaxWeights, kSoftmaxBias}, std::move(gradients)));
+    WorkspaceLease lease(*this);
+    Workspace& ws = lease.get();
+    TJ_RETURN_IF_ERROR(ps.PullInto({kSoftmaxWeights, kSoftmaxBias}, ws.params));
+    std::span<float> dw = ws.Gradient(0, {model_.dim(), model_.num_classes()});
+    std::span<float> db = ws.Gradient(1, {model_.num_classes()});
+    TJ_ASSIGN_OR_RETURN(double loss, model_.LossAndGradient(batch, Floats(ws.params[0]),
+                                                            Floats(ws.params[1]), dw, db));
+    TJ_RETURN_IF_ERROR(ps.Push({kSoftmaxWeights, kSoftmaxBias},
+                               std::vector<std::shared_ptr<const v1::Tensor>>(
+                                   ws.gradients.begin(), ws.gradients.end())));
     return TrainStepStats{loss, batch.num_rows};
   }
 
   absl::StatusOr<EvalPartial> Evaluate(const Batch& batch,
                                        const ShardedPsClient& ps) const override {
-    TJ_ASSIGN_OR_RETURN(auto params, PullParams(ps));
-    TJ_ASSIGN_OR_RETURN(SoftmaxMetrics metrics, model_.Evaluate(batch, params.w, params.b));
+    WorkspaceLease lease(*this);
+    Workspace& ws = lease.get();
+    TJ_RETURN_IF_ERROR(ps.PullInto({kSoftmaxWeights, kSoftmaxBias}, ws.params));
+    TJ_ASSIGN_OR_RETURN(SoftmaxMetrics metrics,
+                        model_.Evaluate(batch, Floats(ws.params[0]), Floats(ws.params[1])));
     EvalPartial partial;
     partial.examples = batch.num_rows;
     partial.loss_sum = metrics.loss * static_cast<double>(batch.num_rows);
@@ -62,19 +72,60 @@ class SoftmaxKernel : public ModelKernel {
   }
 
  private:
-  struct Params {
-    std::vector<float> w, b;
+  // The buffers of one step, reused by the next: the pulled values (received in place, slice by
+  // slice) and the gradients (pushed from views). A worker runs one step at a time, so it holds
+  // one workspace: about twice the model, whatever its size.
+  struct Workspace {
+    std::vector<v1::Tensor> params;
+    std::vector<std::shared_ptr<v1::Tensor>> gradients;
+
+    // Gradient i, shaped and sized, ready to be overwritten. gRPC may still hold a reference to
+    // the last push's buffer (a call that failed mid-write): then a fresh one is taken.
+    std::span<float> Gradient(size_t i, std::vector<int64_t> shape) {
+      if (gradients.size() <= i) gradients.resize(i + 1);
+      std::shared_ptr<v1::Tensor>& g = gradients[i];
+      if (g == nullptr || g.use_count() > 1) g = std::make_shared<v1::Tensor>();
+      int64_t n = 1;
+      for (int64_t d : shape) n *= d;
+      g->set_dtype(v1::DTYPE_FLOAT32);
+      g->mutable_shape()->Assign(shape.begin(), shape.end());
+      if (g->data().size() != static_cast<size_t>(n) * sizeof(float)) {
+        g->mutable_data()->resize(static_cast<size_t>(n) * sizeof(float));
+      }
+      return {reinterpret_cast<float*>(g->mutable_data()->data()), static_cast<size_t>(n)};
+    }
   };
-  absl::StatusOr<Params> PullParams(const ShardedPsClient& ps) const {
-    TJ_ASSIGN_OR_RETURN(std::vector<v1::Tensor> values, ps.Pull({kSoftmaxWeights, kSoftmaxBias}));
-    Params params;
-    TJ_ASSIGN_OR_RETURN(params.w, FloatsOf(values[0]));
-    TJ_ASSIGN_OR_RETURN(params.b, FloatsOf(values[1]));
-    return params;
+
+  class WorkspaceLease {
+   public:
+    explicit WorkspaceLease(const SoftmaxKernel& kernel) : kernel_(kernel) {
+      absl::MutexLock lock(&kernel_.mu_);
+      if (!kernel_.free_.empty()) {
+        workspace_ = std::move(kernel_.free_.back());
+        kernel_.free_.pop_back();
+      }
+      if (workspace_ == nullptr) workspace_ = std::make_unique<Workspace>();
+    }
+    ~WorkspaceLease() {
+      absl::MutexLock lock(&kernel_.mu_);
+      kernel_.free_.push_back(std::move(workspace_));
+    }
+    Workspace& get() { return *workspace_; }
+
+   private:
+    const SoftmaxKernel& kernel_;
+    std::unique_ptr<Workspace> workspace_;
+  };
+
+  static std::span<const float> Floats(const v1::Tensor& t) {
+    return {reinterpret_cast<const float*>(t.data().data()), t.data().size() / sizeof(float)};
   }
 
   SoftmaxRegression model_;
   v1::Optimizer optimizer_;
+  mutable absl::Mutex mu_;
+  // Workspaces not in use: as many as steps ever ran at once (one per executor).
+  mutable std::vector<std::unique_ptr<Workspace>> free_ ABSL_GUARDED_BY(mu_);
 };
 
 class CtrKernel : public ModelKernel {

@@ -10,6 +10,7 @@
 #include "coordinator/base/strings.h"
 #include "coordinator/ps/sharded_ps_client.h"
 #include "trainer/models/auc.h"
+#include "trainer/sdk/placement_record.h"
 #include "trainer/sdk/training_loop.h"
 #include "trainer/train/model_kernel.h"
 #include "trainer/train/train_functions.h"
@@ -95,12 +96,15 @@ absl::Status RunTrainChief(const TrainConfig& config, sdk::ChiefContext& context
                data.train->num_classes());
   TJ_ASSIGN_OR_RETURN(std::unique_ptr<ModelKernel> kernel,
                       MakeModelKernel(config, data.train->dim(), data.train->num_classes()));
+  TJ_ASSIGN_OR_RETURN(ShardedPsOptions ps_options, PsOptionsOf(config));
   TJ_ASSIGN_OR_RETURN(std::unique_ptr<ShardedPsClient> ps,
                       ShardedPsClient::Create(context.ps_clients(), kernel->Variables(),
-                                              kernel->Tables()));
-  // Idempotent: after a coordinator restart the variables exist and keep their values until the
-  // checkpoint restore replaces them.
-  TJ_RETURN_IF_ERROR(ps->CreateVariables());
+                                              kernel->Tables(), ps_options));
+  spdlog::info("dense variables over {} PS task(s), partitioner {}: {}", ps->num_ps(),
+               config.partitioner, sdk::DescribePlacement(ps->placement()));
+  // A model that does not fit the PS tasks' memory is refused before a checkpoint is restored or
+  // anything is created. The variables are created by the loop, after its restore.
+  TJ_RETURN_IF_ERROR(ps->CheckPsMemory());
 
   std::string logdir = config.logdir;
   if (logdir.empty() && !context.settings().checkpoint_dir.empty()) {
@@ -122,6 +126,11 @@ absl::Status RunTrainChief(const TrainConfig& config, sdk::ChiefContext& context
   options.log_every_steps = config.log_every_steps;
   options.eval_every_steps = config.eval_every_steps;
   options.program_fingerprint = Fingerprint(config);
+  // Recorded in every checkpoint and checked before one is restored: the slices a checkpoint's
+  // shard files hold must be the slices this run looks for.
+  options.ps_placement = sdk::PlacementRecord(ps->placement());
+  // Idempotent: variables restored from the checkpoint keep their values.
+  options.create_variables = [&ps] { return ps->CreateVariables(); };
   TrainSteps steps(context.coordinator(), trainer, config, data);
   TJ_ASSIGN_OR_RETURN(sdk::TrainingSummary summary,
                       sdk::RunTrainingLoop(context, steps, options));

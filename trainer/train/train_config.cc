@@ -1,5 +1,7 @@
 #include "trainer/train/train_config.h"
 
+#include <algorithm>
+
 #include "coordinator/base/strings.h"
 
 namespace tj::train {
@@ -49,6 +51,7 @@ absl::Status Validate(const TrainConfig& c) {
   if (c.min_accuracy < 0 || c.min_accuracy > 1) return Bad("min-accuracy", "must be in [0, 1]", c.min_accuracy);
   if (c.min_auc < 0 || c.min_auc > 1) return Bad("min-auc", "must be in [0, 1]", c.min_auc);
   if (c.step_sleep_ms < 0) return Bad("step-sleep-ms", "must be >= 0", c.step_sleep_ms);
+  if (auto options = PsOptionsOf(c); !options.ok()) return options.status();
   if (c.model == "softmax" && c.data == "synthetic-ctr") {
     return absl::InvalidArgumentError(
         "--model softmax needs dense data (a CSV file); synthetic-ctr is sparse: use --model lr or fm");
@@ -84,6 +87,8 @@ nlohmann::json ToJson(const TrainConfig& c) {
       {"min_auc", c.min_auc},
       {"step_sleep_ms", c.step_sleep_ms},
       {"logdir", c.logdir},
+      {"partitioner", c.partitioner},
+      {"max_slice_bytes", c.max_slice_bytes},
   };
 }
 
@@ -116,10 +121,30 @@ absl::StatusOr<TrainConfig> TrainConfigFromJson(const nlohmann::json& json) {
     c.min_auc = json.at("min_auc").get<double>();
     c.step_sleep_ms = json.at("step_sleep_ms").get<int64_t>();
     c.logdir = json.at("logdir").get<std::string>();
+    // Absent in the configurations of earlier coordinators: their defaults.
+    c.partitioner = json.value("partitioner", c.partitioner);
+    c.max_slice_bytes = json.value("max_slice_bytes", c.max_slice_bytes);
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(Cat("training configuration: ", e.what()));
   }
   return c;
+}
+
+absl::StatusOr<ShardedPsOptions> PsOptionsOf(const TrainConfig& c) {
+  ShardedPsOptions options;
+  absl::StatusOr<PartitionerConfig> partitioner = PartitionerConfig::Parse(c.partitioner);
+  if (!partitioner.ok()) {
+    return absl::InvalidArgumentError(Cat("--partitioner: ", partitioner.status().message()));
+  }
+  options.placement.partitioner = *partitioner;
+  if (c.max_slice_bytes < 64 || c.max_slice_bytes > (int64_t{256} << 20)) {
+    return Bad("max-slice-bytes", "must be in [64, 268435456] (256 MiB, far below gRPC's limit)",
+               c.max_slice_bytes);
+  }
+  options.placement.max_slice_bytes = c.max_slice_bytes;
+  options.max_rpc_bytes = c.max_slice_bytes;
+  options.max_bytes_in_flight = std::max<int64_t>(int64_t{64} << 20, 4 * c.max_slice_bytes);
+  return options;
 }
 
 nlohmann::json Fingerprint(const TrainConfig& c) {

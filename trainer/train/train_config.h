@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "coordinator/ps/sharded_ps_client.h"
 #include "nlohmann/json.hpp"
 
 namespace tj::train {
@@ -47,7 +48,16 @@ struct TrainConfig {
   // to last long enough to be interrupted.
   int64_t step_sleep_ms = 0;
   std::string logdir;  // TensorBoard; empty: <checkpoint dir>/events, or none
+  // How dense variables are split over the PS tasks (coordinator/ps/placement.h): TensorFlow's
+  // partitioners, "min_size:<bytes>[:<max_shards>]", "max_size:<bytes>[:<max_shards>]" or
+  // "fixed:<shards>"; each shard is stored and moved as slices of at most max_slice_bytes.
+  std::string partitioner = "min_size:1MiB";
+  int64_t max_slice_bytes = int64_t{16} << 20;
 };
+
+// The ShardedPsClient options of `config` (its partitioner and slice size), the same on the
+// coordinator and every worker. InvalidArgument naming the flag.
+absl::StatusOr<ShardedPsOptions> PsOptionsOf(const TrainConfig& config);
 
 // InvalidArgument naming the flag ("--batch-size must be >= 1, got 0").
 absl::Status Validate(const TrainConfig& config);

@@ -69,8 +69,10 @@ absl::StatusOr<std::shared_ptr<Resource>> CreateTrainer(FunctionContext& ctx, co
     TJ_ASSIGN_OR_RETURN(PsClient * client, ctx.ps(static_cast<int>(i)));
     addresses.push_back(client->address());
   }
+  TJ_ASSIGN_OR_RETURN(ShardedPsOptions options, PsOptionsOf(config));
   TJ_ASSIGN_OR_RETURN(std::unique_ptr<ShardedPsClient> ps,
-                      ShardedPsClient::Connect(addresses, kernel->Variables(), kernel->Tables()));
+                      ShardedPsClient::Connect(addresses, kernel->Variables(), kernel->Tables(),
+                                               options));
   spdlog::info("worker {}: trainer ready: {} on {} ({} training, {} held-out examples)",
                ctx.worker_index(), config.model, config.data, data.train->num_examples(),
                data.test->num_examples());

@@ -59,6 +59,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--logdir", config.logdir,
                  "TensorBoard event directory (default: <checkpoint dir>/events)");
+  app.add_option("--partitioner", config.partitioner,
+                 "how dense variables are split over the PS: min_size:<bytes>[:<max_shards>] "
+                 "(max_shards 0: the number of PS), max_size:<bytes>[:<max_shards>] or "
+                 "fixed:<shards> (TensorFlow's partitioners)")
+      ->capture_default_str();
+  app.add_option("--max-slice-bytes", config.max_slice_bytes,
+                 "largest piece of a variable one RPC moves; shards are stored as slices this big")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   spdlog::set_default_logger(spdlog::stderr_color_mt("tj-train"));

@@ -23,7 +23,7 @@ v1::VariableSpec Var(std::string name, std::vector<int64_t> shape) {
 std::vector<std::tuple<int, std::string, int64_t, int64_t>> Shards(const PsPlacement& p,
                                                                    const std::string& name) {
   std::vector<std::tuple<int, std::string, int64_t, int64_t>> out;
-  for (const VariableShard& s : p.Find(name)->shards) {
+  for (const VariableSlice& s : p.Find(name)->slices) {
     out.emplace_back(s.ps_task, s.ps_name, s.row_begin, s.row_end);
   }
   return out;
@@ -50,11 +50,11 @@ TEST(PlacementTest, GreedyLargestFirstBalancesBytes) {
       {Var("a", {100}), Var("b", {300}), Var("c", {200}), Var("d", {100}), Var("e", {100})}, 3,
       1 << 20);
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->Find("b")->shards[0].ps_task, 0);
-  EXPECT_EQ(p->Find("c")->shards[0].ps_task, 1);
-  EXPECT_EQ(p->Find("a")->shards[0].ps_task, 2);
-  EXPECT_EQ(p->Find("d")->shards[0].ps_task, 2);
-  EXPECT_EQ(p->Find("e")->shards[0].ps_task, 1);
+  EXPECT_EQ(p->Find("b")->slices[0].ps_task, 0);
+  EXPECT_EQ(p->Find("c")->slices[0].ps_task, 1);
+  EXPECT_EQ(p->Find("a")->slices[0].ps_task, 2);
+  EXPECT_EQ(p->Find("d")->slices[0].ps_task, 2);
+  EXPECT_EQ(p->Find("e")->slices[0].ps_task, 1);
   EXPECT_THAT(p->bytes_per_task(), ElementsAre(1200, 1200, 800));
 }
 
@@ -78,20 +78,20 @@ TEST(PlacementTest, LargeVariablesAreSplitAlongDimZeroOntoDistinctTasks) {
   EXPECT_EQ(Shards(*p, "big"),
             (std::vector<std::tuple<int, std::string, int64_t, int64_t>>{
                 {0, "big/part_0", 0, 4}, {1, "big/part_1", 4, 7}, {2, "big/part_2", 7, 10}}));
-  EXPECT_EQ(big.shards[0].num_bytes, 16000);
-  EXPECT_EQ(p->Find("small")->shards[0].ps_task, 3);
+  EXPECT_EQ(big.slices[0].num_bytes, 16000);
+  EXPECT_EQ(p->Find("small")->slices[0].ps_task, 3);
   EXPECT_FALSE(p->Find("small")->split());
 }
 
 TEST(PlacementTest, SplitsAreCappedByTasksAndRows) {
   auto p = PsPlacement::Plan({Var("wide", {2, 100000}), Var("tall", {1000, 1000})}, 3, 1000);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->Find("wide")->shards.size(), 2u);  // only 2 rows
-  EXPECT_EQ(p->Find("tall")->shards.size(), 3u);  // only 3 tasks
+  EXPECT_EQ(p->Find("wide")->slices.size(), 2u);  // only 2 rows
+  EXPECT_EQ(p->Find("tall")->slices.size(), 3u);  // only 3 tasks
   auto single = PsPlacement::Plan({Var("tall", {1000, 1000})}, 1, 1000);
   ASSERT_TRUE(single.ok());
   EXPECT_FALSE(single->Find("tall")->split());
-  EXPECT_EQ(single->Find("tall")->shards[0].ps_name, "tall");
+  EXPECT_EQ(single->Find("tall")->slices[0].ps_name, "tall");
 }
 
 TEST(PlacementTest, BadListsAreRejected) {

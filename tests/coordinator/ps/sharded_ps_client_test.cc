@@ -58,8 +58,9 @@ class ShardedPsClientTest : public ::testing::Test {
 
   std::unique_ptr<ShardedPsClient> Connect(std::vector<v1::VariableSpec> variables,
                                            std::vector<v1::TableSpec> tables = {}) {
-    auto client = ShardedPsClient::Connect(addresses_, std::move(variables), std::move(tables),
-                                           {.max_shard_bytes = kMaxShardBytes});
+    auto client = ShardedPsClient::Connect(
+        addresses_, std::move(variables), std::move(tables),
+        {.placement = {.partitioner = PartitionerConfig::MinSize(kMaxShardBytes)}});
     EXPECT_TRUE(client.ok()) << client.status();
     if (!client.ok()) return nullptr;
     EXPECT_TRUE((*client)->CreateVariables().ok());
@@ -77,8 +78,8 @@ TEST_F(ShardedPsClientTest, ALargeVariableIsSplitAndReassembledExactly) {
                          testing::FloatVariable("small", {1, 2}, {2})});
   ASSERT_NE(client, nullptr);
   const VariablePlacement& big = *client->placement().Find("big");
-  ASSERT_EQ(big.shards.size(), 2u);
-  EXPECT_NE(big.shards[0].ps_task, big.shards[1].ps_task);
+  ASSERT_EQ(big.slices.size(), 2u);
+  EXPECT_NE(big.slices[0].ps_task, big.slices[1].ps_task);
 
   auto values = client->Pull({"small", "big"});
 
@@ -87,7 +88,7 @@ TEST_F(ShardedPsClientTest, ALargeVariableIsSplitAndReassembledExactly) {
   EXPECT_EQ(Floats((*values)[1]), initial);
   EXPECT_THAT((*values)[1].shape(), ElementsAre(50, 30));
   // Each PS holds only its rows, under the shard's name.
-  auto part = client->ps(big.shards[1].ps_task).Pull({"big/part_1"});
+  auto part = client->ps(big.slices[1].ps_task).Pull({"big/part_1"});
   ASSERT_TRUE(part.ok()) << part.status();
   EXPECT_THAT(part->at(0).shape(), ElementsAre(25, 30));
   EXPECT_EQ(Floats(part->at(0)), std::vector<float>(initial.begin() + 25 * 30, initial.end()));
@@ -97,7 +98,7 @@ TEST_F(ShardedPsClientTest, ASplitInitializedVariableEqualsTheWholeOne) {
   const v1::VariableSpec spec = InitializedVariable("emb", {151, 17}, NormalInit(3));
   auto sharded = Connect({spec});
   ASSERT_NE(sharded, nullptr);
-  ASSERT_EQ(sharded->placement().Find("emb")->shards.size(), 3u);
+  ASSERT_EQ(sharded->placement().Find("emb")->slices.size(), 3u);
   VariableStore whole;
   ASSERT_TRUE(whole.Create(testing::CreateRequest({spec})).ok());
   v1::PullResponse expected;
@@ -251,9 +252,9 @@ TEST(ShardedPsClientKillTest, AKilledPsIsUnavailableNamingItsTask) {
       {Table("emb", 4)}, {}, {.rpc_timeout = absl::Seconds(2)});
   ASSERT_TRUE(client.ok()) << client.status();
   ASSERT_TRUE((*client)->CreateVariables().ok());
-  const int victim = (*client)->placement().Find("b")->shards[0].ps_task;
+  const int victim = (*client)->placement().Find("b")->slices[0].ps_task;
   const int survivor = 1 - victim;
-  ASSERT_EQ((*client)->placement().Find("a")->shards[0].ps_task, survivor);
+  ASSERT_EQ((*client)->placement().Find("a")->slices[0].ps_task, survivor);
 
   ps[static_cast<size_t>(victim)].KillAndWait(SIGKILL);
   const absl::Status pull = (*client)->Pull({"a", "b"}).status();

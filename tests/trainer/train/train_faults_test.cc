@@ -175,6 +175,43 @@ TEST_F(TrainFaultsTest, ACheckpointOfAnotherConfigurationIsRefused) {
   EXPECT_THAT(cluster.Log("chief"), HasSubstr("another configuration"));
 }
 
+TEST_F(TrainFaultsTest, APartitionedModelOverTwoPsTrainsExactlyAndResumesInTheSamePlacement) {
+  // softmax/w [64, 10] in 2 shards of 32 rows, each stored as 3 slices of at most 12 rows (480
+  // bytes): 6 slices over the 2 PS; softmax/b [10] in 2 shards of one slice.
+  const std::vector<std::string> partitioned = {"--partitioner=fixed:2", "--max-slice-bytes=480"};
+  auto args = [&](int epochs) {
+    std::vector<std::string> a = DigitsArgs(epochs, 0);
+    a.insert(a.end(), partitioned.begin(), partitioned.end());
+    return a;
+  };
+  TrainCluster cluster(2, 1);
+  cluster.env()["TJ_CHECKPOINT_INTERVAL_STEPS"] = "45";
+  cluster.StartServers();
+  cluster.StartChief(args(2));
+  ASSERT_EQ(cluster.WaitForChief(), 0) << cluster.Log("chief");
+  EXPECT_EQ(cluster.Progress()->step, 2 * kStepsPerEpoch);
+  EXPECT_THAT(cluster.Log("chief"), HasSubstr("2 shard(s), 6 slice(s) on 2 task(s)"));
+  // Each PS holds its slices under their own names.
+  for (int task = 0; task < 2; ++task) {
+    auto health = PsClient::Connect(cluster.ps_address(task), task)->Health();
+    ASSERT_TRUE(health.ok()) << health.status();
+    EXPECT_EQ(health->num_variables(), 4);
+  }
+
+  // A longer run of the same job resumes from the final checkpoint and ends at its exact count.
+  cluster.StartChief(args(3));
+  ASSERT_EQ(cluster.WaitForChief(), 0) << cluster.Log("chief");
+  EXPECT_EQ(cluster.Progress()->restored_from_step, 2 * kStepsPerEpoch);
+  EXPECT_EQ(cluster.Progress()->step, 3 * kStepsPerEpoch);
+
+  // The same checkpoint under another placement is refused before any PS is touched.
+  std::vector<std::string> other = DigitsArgs(4, 0);
+  other.push_back("--partitioner=fixed:1");
+  cluster.StartChief(other);
+  EXPECT_EQ(cluster.WaitForChief(), 1);
+  EXPECT_THAT(cluster.Log("chief"), AllOf(HasSubstr("another placement"), HasSubstr("'softmax/")));
+}
+
 TEST_F(TrainFaultsTest, BadDataFailsTheCoordinatorNamingFileAndLine) {
   TrainCluster cluster(1, 1);
   const std::string bad = train::testing::WriteFile("wrong-width.csv", "1,2,0\n1,2,1\n1,0\n");
