@@ -7,8 +7,8 @@
 
 #include <atomic>
 #include <cstring>
-#include <thread>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -68,8 +68,7 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
     return absl::InvalidArgumentError(
         absl::StrCat("metrics address '", address, "': host must be an IPv4 address"));
   }
-  if (options.threads < 1 || options.queue < 1 ||
-      options.request_timeout < absl::Milliseconds(1)) {
+  if (options.threads < 1 || options.queue < 1 || options.request_timeout < absl::Milliseconds(1)) {
     return absl::InvalidArgumentError(
         "metrics server: threads and queue must be at least 1, request_timeout at least 1ms");
   }
@@ -82,10 +81,17 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   const std::string threads = absl::StrCat(options.threads);
   const std::string queue = absl::StrCat(options.queue);
   const std::string timeout = absl::StrCat(absl::ToInt64Milliseconds(options.request_timeout));
-  const char* config[] = {"listening_ports",    ports.c_str(),   "num_threads",
-                          threads.c_str(),      "connection_queue", queue.c_str(),
-                          "request_timeout_ms", timeout.c_str(), "enable_keep_alive",
-                          "no",                 nullptr};
+  const char* config[] = {"listening_ports",
+                          ports.c_str(),
+                          "num_threads",
+                          threads.c_str(),
+                          "connection_queue",
+                          queue.c_str(),
+                          "request_timeout_ms",
+                          timeout.c_str(),
+                          "enable_keep_alive",
+                          "no",
+                          nullptr};
   mg_callbacks callbacks{};
   callbacks.log_message = QuietLog;
   mg_init_data init{};

@@ -5,6 +5,8 @@
 // bounded queue, so slow or idle clients hold at most a few threads for a bounded time.
 #pragma once
 
+#include <netinet/in.h>
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -12,8 +14,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include <netinet/in.h>
-
 #include "absl/time/time.h"
 #include "coordinator/metrics/metrics_registry.h"
 

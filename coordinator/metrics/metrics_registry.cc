@@ -41,8 +41,8 @@ struct MetricsRegistry::Families {
   // already taken by another type (prometheus-cpp throws std::invalid_argument for both).
   template <typename T>
   prometheus::Family<T>* Find(std::map<std::string, prometheus::Family<T>*>& families,
-                              Builder<T> builder, const std::string& name,
-                              const std::string& help) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+                              Builder<T> builder, const std::string& name, const std::string& help)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     auto it = families.find(name);
     if (it != families.end()) return it->second;
     prometheus::Family<T>* family = nullptr;
@@ -58,8 +58,7 @@ struct MetricsRegistry::Families {
   absl::Mutex mu;
   std::map<std::string, prometheus::Family<prometheus::Gauge>*> gauges ABSL_GUARDED_BY(mu);
   std::map<std::string, prometheus::Family<prometheus::Counter>*> counters ABSL_GUARDED_BY(mu);
-  std::map<std::string, prometheus::Family<prometheus::Histogram>*> histograms
-      ABSL_GUARDED_BY(mu);
+  std::map<std::string, prometheus::Family<prometheus::Histogram>*> histograms ABSL_GUARDED_BY(mu);
   std::map<std::string, std::vector<double>> buckets ABSL_GUARDED_BY(mu);  // by histogram name
 };
 

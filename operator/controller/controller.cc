@@ -283,9 +283,9 @@ void Controller::ReportFailure(const std::string& key, const GuardedReconcile& g
   // Conflicts are the cache lagging our own writes: retried at once-ish by the backoff, and no
   // news to whoever reads the job's events.
   const bool conflict = !guarded.threw && absl::IsAborted(status);
-  spdlog::log(conflict ? spdlog::level::debug
-                       : (guarded.threw ? spdlog::level::err : spdlog::level::warn),
-              "reconcile {}: {} (retry {})", key, status.ToString(), queue_.NumRequeues(key) + 1);
+  spdlog::log(
+      conflict ? spdlog::level::debug : (guarded.threw ? spdlog::level::err : spdlog::level::warn),
+      "reconcile {}: {} (retry {})", key, status.ToString(), queue_.NumRequeues(key) + 1);
   if (conflict) return;
   // The message stays the same across retries, so the recorder folds repeats into one Event.
   if (const kube::ObjectPtr job = jobs_->cache().Get(key); job != nullptr) {

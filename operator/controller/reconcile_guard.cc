@@ -27,9 +27,8 @@ absl::StatusOr<nlohmann::json> RunWriteGuarded(
     return write();
   } catch (...) {
     *threw = true;
-    return absl::InternalError(
-        absl::StrCat("internal error while building or writing the object: ",
-                     Thrown(std::current_exception())));
+    return absl::InternalError(absl::StrCat("internal error while building or writing the object: ",
+                                            Thrown(std::current_exception())));
   }
 }
 

@@ -96,8 +96,8 @@ class LeaderElector::LeaseCalls {
     std::unique_lock<std::mutex> lock(outcome->mu);
     if (!outcome->cv.wait_for(lock, absl::ToChronoNanoseconds(wait),
                               [&] { return outcome->done; })) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          what, ": no answer within ", absl::FormatDuration(wait), "; abandoned"));
+      return absl::DeadlineExceededError(
+          absl::StrCat(what, ": no answer within ", absl::FormatDuration(wait), "; abandoned"));
     }
     absl::StatusOr<nlohmann::json> result = std::move(outcome->result);
     lock.unlock();
@@ -268,8 +268,8 @@ void LeaderElector::Release() {
   spec["acquireTime"] = now_text;
   spec["renewTime"] = now_text;
   absl::StatusOr<nlohmann::json> updated =
-      calls_->Run([client, ref, object = *lease] { return client->Update(ref, object); },
-                  deadline, "release: update the Lease");
+      calls_->Run([client, ref, object = *lease] { return client->Update(ref, object); }, deadline,
+                  "release: update the Lease");
   if (!updated.ok()) {
     spdlog::warn("leader election: release: {}", std::string(updated.status().message()));
     return;

@@ -25,8 +25,9 @@ bool LeaderFence::IsOpen() const {
 absl::Status LeaderFence::Check(const std::string& what) const {
   if (IsOpen()) return absl::OkStatus();
   return absl::FailedPreconditionError(
-      absl::StrCat(what, ": refused: this replica is not the leader (its Lease was not renewed "
-                         "within the renew deadline, or it never held it)"));
+      absl::StrCat(what,
+                   ": refused: this replica is not the leader (its Lease was not renewed "
+                   "within the renew deadline, or it never held it)"));
 }
 
 absl::StatusOr<nlohmann::json> FencedKubeClient::Create(const ResourceRef& ref,

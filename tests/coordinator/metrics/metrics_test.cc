@@ -2,15 +2,14 @@
 // Debian's prometheus package), and the GET /metrics endpoint over a real socket, including while
 // slow, idle and too many clients hold connections to it.
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <dirent.h>
-#include <fcntl.h>
-#include <poll.h>
 
 #include <atomic>
 #include <cerrno>
@@ -67,9 +66,11 @@ TEST(MetricsTest, TheExpositionIsWhatPrometheusExpects) {
   EXPECT_THAT(text, HasSubstr("tj_reconcile_duration_seconds_bucket{result=\"ok\","
                               "le=\"0.005\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("tj_reconcile_duration_seconds_bucket{result=\"ok\",le=\"1\"} 3\n"));
-  EXPECT_THAT(text, HasSubstr("tj_reconcile_duration_seconds_bucket{result=\"ok\",le=\"+Inf\"} 4\n"));
+  EXPECT_THAT(text,
+              HasSubstr("tj_reconcile_duration_seconds_bucket{result=\"ok\",le=\"+Inf\"} 4\n"));
   // Help text with a newline and a backslash is escaped (prometheus-cpp 1.0.1 does not).
-  EXPECT_THAT(text, HasSubstr("# HELP tj_preemption_events_total Events \"quoted\"\\nand escaped\n"));
+  EXPECT_THAT(text,
+              HasSubstr("# HELP tj_preemption_events_total Events \"quoted\"\\nand escaped\n"));
   EXPECT_THAT(text, HasSubstr("tj_reconcile_duration_seconds_count{result=\"ok\"} 4\n"));
   auto [code, output] = Promtool(text);
   if (code == 127) GTEST_SKIP() << "promtool absent: apt-get install prometheus";

@@ -34,18 +34,21 @@ TEST(ReconcileGuardTest, ANonStandardExceptionIsCaughtToo) {
 }
 
 TEST(ReconcileGuardTest, ResultsPassThroughAndErrorsAreNamedByTheirCode) {
-  const GuardedReconcile ok = RunReconcileGuarded(
-      []() -> ReconcileResult { return {absl::OkStatus(), absl::Seconds(30)}; });
+  const GuardedReconcile ok = RunReconcileGuarded([]() -> ReconcileResult {
+    return {absl::OkStatus(), absl::Seconds(30)};
+  });
   EXPECT_FALSE(ok.threw);
   EXPECT_TRUE(ok.result.status.ok());
   EXPECT_EQ(ok.result.requeue_after, absl::Seconds(30));
 
-  const GuardedReconcile conflict = RunReconcileGuarded(
-      []() -> ReconcileResult { return {absl::AbortedError("409"), std::nullopt}; });
+  const GuardedReconcile conflict = RunReconcileGuarded([]() -> ReconcileResult {
+    return {absl::AbortedError("409"), std::nullopt};
+  });
   EXPECT_FALSE(conflict.threw);
   EXPECT_EQ(ReconcileErrorReason(conflict), "aborted");
-  const GuardedReconcile slow = RunReconcileGuarded(
-      []() -> ReconcileResult { return {absl::DeadlineExceededError("slow"), std::nullopt}; });
+  const GuardedReconcile slow = RunReconcileGuarded([]() -> ReconcileResult {
+    return {absl::DeadlineExceededError("slow"), std::nullopt};
+  });
   EXPECT_EQ(ReconcileErrorReason(slow), "deadline_exceeded");
 }
 
