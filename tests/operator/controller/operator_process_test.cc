@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/v1alpha1/labels.h"
 #include "api/v1alpha1/yaml_json.h"
@@ -401,12 +401,13 @@ TEST_F(OperatorProcessTest, AJobThatMakesTheOperatorThrowIsRetriedWhileAnotherIs
   json broken = *good;
   broken["metadata"]["name"] = "broken";
   for (auto& [type, replica] : broken["spec"]["replicaSpecs"].items()) {
-    replica["template"]["spec"]["volumes"] = json::array({{{"name", 5}, {"emptyDir", json::object()}}});
+    replica["template"]["spec"]["volumes"] =
+        json::array({{{"name", 5}, {"emptyDir", json::object()}}});
   }
   // The broken job first, so it is in the queue before the good one.
   for (const json& job : {broken, *good}) {
-    const std::string path = absl::StrCat(workdir_, "/", job["metadata"]["name"].get<std::string>(),
-                                          ".json");
+    const std::string path =
+        absl::StrCat(workdir_, "/", job["metadata"]["name"].get<std::string>(), ".json");
     std::ofstream(path) << job.dump();
     out = Kubectl(absl::StrCat("-n ", kNamespace, " create -f ", Quote(path)), &ok);
     ASSERT_TRUE(ok) << out;
@@ -441,10 +442,10 @@ TEST_F(OperatorProcessTest, AJobThatMakesTheOperatorThrowIsRetriedWhileAnotherIs
   // A Warning Event on the job says what went wrong.
   std::string events;
   ASSERT_TRUE(testing::WaitFor([&] {
-    events = Kubectl(absl::StrCat(
-        "-n ", kNamespace,
-        " get events --field-selector involvedObject.name=broken,type=Warning -o "
-        "jsonpath='{range .items[*]}{.reason}: {.message}{\"\\n\"}{end}'"));
+    events = Kubectl(
+        absl::StrCat("-n ", kNamespace,
+                     " get events --field-selector involvedObject.name=broken,type=Warning -o "
+                     "jsonpath='{range .items[*]}{.reason}: {.message}{\"\\n\"}{end}'"));
     return absl::StrContains(events, "type must be string");
   })) << events;
   EXPECT_THAT(events, HasSubstr("internal error while building or writing the object"));
@@ -460,10 +461,11 @@ TEST_F(OperatorProcessTest, AJobThatMakesTheOperatorThrowIsRetriedWhileAnotherIs
 
   // A status that is not what the operator writes (a condition's status a number, a condition
   // that is not an object) is read by the job gauges every second; it once ended the process.
-  out = Kubectl(absl::StrCat("-n ", kNamespace,
-                             " patch tj broken --subresource=status --type=merge -p "
-                             "'{\"status\":{\"conditions\":[{\"type\":\"Failed\",\"status\":5},7]}}'"),
-                &ok);
+  out = Kubectl(
+      absl::StrCat("-n ", kNamespace,
+                   " patch tj broken --subresource=status --type=merge -p "
+                   "'{\"status\":{\"conditions\":[{\"type\":\"Failed\",\"status\":5},7]}}'"),
+      &ok);
   ASSERT_TRUE(ok) << out;
   // The update enqueues the job: once the counter moves, the cache holds the odd status.
   const double before = Sample(scrape, "tj_operator_reconcile_errors_total{reason=\"exception\"}");
