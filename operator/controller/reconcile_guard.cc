@@ -49,7 +49,6 @@ std::string ReconcileErrorReason(const GuardedReconcile& guarded) {
   if (guarded.threw) return "exception";
   return absl::AsciiStrToLower(absl::StatusCodeToString(guarded.result.status.code()));
 }
-}  // namespace tj::op
 
 void CountReconcileError(MetricsRegistry* metrics, const std::string& reason) {
   if (metrics == nullptr) return;
@@ -59,3 +58,5 @@ void CountReconcileError(MetricsRegistry* metrics, const std::string& reason) {
                       "status code in snake case",
                       1, {{"reason", reason}});
 }
+
+}  // namespace tj::op
