@@ -391,7 +391,9 @@ class LeaderElectionIntegrationTest : public InformerIntegrationTest {
       const int now_leading = ++leading_now_;
       EXPECT_EQ(now_leading, 1) << "two leaders at once";
       for (const Candidate* other : candidates_) {
-        if (other != &c) EXPECT_FALSE(other->fence->IsOpen()) << "another leader may still write";
+        if (other != &c) {
+          EXPECT_FALSE(other->fence->IsOpen()) << "another leader may still write";
+        }
       }
       while (!leading->cancelled()) absl::SleepFor(absl::Milliseconds(5));
       --leading_now_;
