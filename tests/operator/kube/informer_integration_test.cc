@@ -480,7 +480,9 @@ TEST_F(LeaderElectionIntegrationTest, ALeaseNotRenewedIsTakenOverAfterItsDuratio
 TEST_F(LeaderElectionIntegrationTest, ALeaderWhoseConnectionStallsStopsBeforeAnotherTakesOver) {
   // Candidate a reaches the API server through a proxy; the test makes it stop forwarding bytes
   // without closing anything. a's client is what tj-operator gives its elector: no retries, a
-  // request timeout of one Lease call.
+  // request timeout of one Lease call. The candidates outlive the proxy: its end closes the
+  // stalled connections, so a call a abandoned ends before a's elector joins it.
+  Candidate a, b;
   auto config = LoadKubeConfigFiles({KubeClusterEnvironment::kubeconfig()});
   ASSERT_TRUE(config.ok()) << config.status();
   const size_t colon = config->server.rfind(':');
@@ -500,7 +502,6 @@ TEST_F(LeaderElectionIntegrationTest, ALeaderWhoseConnectionStallsStopsBeforeAno
   auto proxied = std::make_shared<KubeClientImpl>(
       std::shared_ptr<HttpTransport>(std::move(*transport)), no_retry, LeaseCallTimeout(timing));
 
-  Candidate a, b;
   StartCandidate(a, "candidate-a", /*release=*/false, proxied, lease, renew, retry);
   ASSERT_TRUE(Eventually([&] { return a.elector->IsLeader(); }, absl::Seconds(10)));
   EXPECT_TRUE(a.fence->IsOpen());
@@ -528,7 +529,6 @@ TEST_F(LeaderElectionIntegrationTest, ALeaderWhoseConnectionStallsStopsBeforeAno
             << absl::FormatDuration(b_led_after) << " (lease " << absl::FormatDuration(lease)
             << ")\n";
   StopCandidate(b);
-  StopCandidate(a);
 }
 
 TEST_F(LeaderElectionIntegrationTest, BadConfigNamesTheField) {
