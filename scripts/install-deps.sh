@@ -12,6 +12,7 @@ packages=(
   libcpprest-dev libyaml-cpp-dev libssl-dev libgtest-dev libgmock-dev googletest
   # well-kept libraries used instead of hand-written code
   nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libbenchmark-dev libabsl-dev zlib1g-dev
+  libcivetweb-dev prometheus-cpp-dev  # the /metrics and health endpoints, the metrics registry
   # tools the tests use (Prometheus' metric checker)
   prometheus
   iperf3  # loopback TCP bandwidth, the same-run baseline of bench/ps_bench.cc

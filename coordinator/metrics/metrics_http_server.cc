@@ -1,23 +1,59 @@
 #include "coordinator/metrics/metrics_http_server.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <atomic>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "civetweb.h"
 
 namespace tj {
+namespace {
+
+constexpr char kExpositionType[] = "text/plain; version=0.0.4; charset=utf-8";
+
+// Writes a whole answer; civetweb adds Date and Connection: close (keep-alive stays off: one
+// request per connection, as a scrape or a probe makes).
+void Reply(mg_connection* connection, int status, const char* type, const std::string& body) {
+  mg_response_header_start(connection, status);
+  mg_response_header_add(connection, "Content-Type", type, -1);
+  const std::string length = absl::StrCat(body.size());
+  mg_response_header_add(connection, "Content-Length", length.c_str(), -1);
+  mg_response_header_send(connection);
+  if (!body.empty()) mg_write(connection, body.data(), body.size());
+}
+
+// civetweb logs to stderr by default; its messages (a client that timed out, a reset
+// connection) are a client's problem, not the process's: dropped.
+int QuietLog(const mg_connection*, const char*) { return 1; }
+
+// Opens and closes a connection to the server (errors ignored).
+void Poke(const in_addr& host, int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr = host;
+  if (addr.sin_addr.s_addr == htonl(INADDR_ANY)) addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  (void)connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  close(fd);
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
-    const std::string& address, const MetricsRegistry* registry, HttpChecks checks) {
+    const std::string& address, const MetricsRegistry* registry, HttpChecks checks,
+    MetricsHttpServerOptions options) {
   const size_t colon = address.rfind(':');
   std::string host = colon == std::string::npos ? "" : address.substr(0, colon);
   int port = 0;
@@ -27,115 +63,108 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
         absl::StrCat("metrics address '", address, "' is not host:port"));
   }
   if (host.empty()) host = "0.0.0.0";
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+  in_addr parsed{};
+  if (inet_pton(AF_INET, host.c_str(), &parsed) != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("metrics address '", address, "': host must be an IPv4 address"));
   }
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      listen(fd, 16) != 0) {
-    const int error = errno;
-    if (fd >= 0) close(fd);
+  if (options.threads < 1 || options.queue < 1 || options.request_timeout < absl::Milliseconds(1)) {
+    return absl::InvalidArgumentError(
+        "metrics server: threads and queue must be at least 1, request_timeout at least 1ms");
+  }
+  static std::once_flag library;
+  std::call_once(library, [] { mg_init_library(0); });
+
+  std::unique_ptr<MetricsHttpServer> server(new MetricsHttpServer(registry, std::move(checks)));
+  server->host_ = parsed;
+  const std::string ports = absl::StrCat(host, ":", port);
+  const std::string threads = absl::StrCat(options.threads);
+  const std::string queue = absl::StrCat(options.queue);
+  const std::string timeout = absl::StrCat(absl::ToInt64Milliseconds(options.request_timeout));
+  const char* config[] = {"listening_ports",
+                          ports.c_str(),
+                          "num_threads",
+                          threads.c_str(),
+                          "connection_queue",
+                          queue.c_str(),
+                          "request_timeout_ms",
+                          timeout.c_str(),
+                          "enable_keep_alive",
+                          "no",
+                          nullptr};
+  mg_callbacks callbacks{};
+  callbacks.log_message = QuietLog;
+  mg_init_data init{};
+  init.callbacks = &callbacks;
+  init.user_data = server.get();
+  init.configuration_options = config;
+  char error_text[256] = {};
+  unsigned error_code = 0;
+  mg_error_data error{};
+  error.code = &error_code;
+  error.text = error_text;
+  error.text_buffer_size = sizeof(error_text);
+  server->context_ = mg_start2(&init, &error);
+  if (server->context_ == nullptr) {
     return absl::UnavailableError(
-        absl::StrCat("metrics: cannot listen on ", address, ": ", std::strerror(error)));
+        absl::StrCat("metrics: cannot listen on ", address, ": ", error_text));
   }
-  socklen_t length = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  int wake[2];
-  if (pipe2(wake, O_CLOEXEC) != 0) {
-    close(fd);
-    return absl::InternalError("metrics: pipe failed");
+  mg_server_port listening[1] = {};
+  if (mg_get_server_ports(server->context_, 1, listening) != 1) {
+    return absl::InternalError(absl::StrCat("metrics: no port listening for ", address));
   }
-  return std::unique_ptr<MetricsHttpServer>(
-      new MetricsHttpServer(fd, ntohs(addr.sin_port), wake[0], wake[1], registry, std::move(checks)));
+  server->port_ = listening[0].port;
+  // Every path: unknown ones get a 404 from Answer, not civetweb's file serving.
+  mg_set_request_handler(server->context_, "**", &MetricsHttpServer::Handle, server.get());
+  return server;
 }
 
-MetricsHttpServer::MetricsHttpServer(int listen_fd, int port, int wake_read, int wake_write,
-                                     const MetricsRegistry* registry, HttpChecks checks)
-    : listen_fd_(listen_fd),
-      port_(port),
-      wake_read_(wake_read),
-      wake_write_(wake_write),
-      registry_(registry),
-      checks_(std::move(checks)),
-      thread_([this] { Serve(); }) {}
+MetricsHttpServer::MetricsHttpServer(const MetricsRegistry* registry, HttpChecks checks)
+    : registry_(registry), checks_(std::move(checks)) {}
 
 MetricsHttpServer::~MetricsHttpServer() {
-  const char byte = 0;
-  (void)!write(wake_write_, &byte, 1);
-  thread_.join();
-  close(listen_fd_);
-  close(wake_read_);
-  close(wake_write_);
+  if (context_ == nullptr) return;
+  // civetweb's accept loop polls in 2 s quanta and sees mg_stop's flag only between them:
+  // connections of our own wake it, so stopping takes milliseconds rather than up to 2 s.
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    mg_stop(context_);
+    stopped = true;
+  });
+  while (!stopped) {
+    Poke(host_, port_);
+    for (int i = 0; i < 10 && !stopped; ++i) usleep(1000);
+  }
+  stopper.join();
 }
 
-void MetricsHttpServer::Serve() {
-  while (true) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_read_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents != 0) return;
-    if ((fds[0].revents & POLLIN) == 0) continue;
-    const int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) continue;
-    Answer(client);
-    close(client);
-  }
+int MetricsHttpServer::Handle(mg_connection* connection, void* self) {
+  return static_cast<const MetricsHttpServer*>(self)->Answer(connection);
 }
 
-void MetricsHttpServer::Answer(int fd) {
-  // A scrape is small: read the request head (up to 8 KiB, 2 s), answer, close.
-  timeval timeout{2, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  std::string request;
-  char buffer[2048];
-  while (request.find("\r\n\r\n") == std::string::npos && request.size() < 8192) {
-    const ssize_t n = read(fd, buffer, sizeof(buffer));
-    if (n <= 0) break;
-    request.append(buffer, static_cast<size_t>(n));
-  }
-  std::string status = "200 OK";
-  std::string type = "text/plain; version=0.0.4; charset=utf-8";
-  std::string body;
-  // "GET /path?query HTTP/1.1" -> "/path"
-  std::string path;
-  if (request.starts_with("GET ")) {
-    const size_t end = request.find_first_of(" ?", 4);
-    path = request.substr(4, end == std::string::npos ? std::string::npos : end - 4);
+int MetricsHttpServer::Answer(mg_connection* connection) const {
+  const mg_request_info* request = mg_get_request_info(connection);
+  const char* method = request->request_method != nullptr ? request->request_method : "";
+  const std::string path = request->local_uri != nullptr ? request->local_uri : "";
+  if (std::strcmp(method, "GET") != 0) {
+    Reply(connection, 405, "text/plain", "only GET is served\n");
+    return 405;
   }
   if (path == "/metrics" && registry_ != nullptr) {
-    body = registry_->Render();
-  } else if (auto check = checks_.find(path); check != checks_.end()) {
-    type = "text/plain";
+    Reply(connection, 200, kExpositionType, registry_->Render());
+    return 200;
+  }
+  if (auto check = checks_.find(path); check != checks_.end()) {
     const absl::Status healthy = check->second();
     if (healthy.ok()) {
-      body = "ok\n";
-    } else {
-      status = "503 Service Unavailable";
-      body = std::string(healthy.message()) + "\n";
+      Reply(connection, 200, "text/plain", "ok\n");
+      return 200;
     }
-  } else {
-    status = "404 Not Found";
-    type = "text/plain";
-    body = "not found\n";
+    Reply(connection, 503, "text/plain", std::string(healthy.message()) + "\n");
+    return 503;
   }
-  const std::string response = absl::StrCat("HTTP/1.1 ", status, "\r\nContent-Type: ", type,
-                                            "\r\nContent-Length: ", body.size(),
-                                            "\r\nConnection: close\r\n\r\n", body);
-  size_t sent = 0;
-  while (sent < response.size()) {
-    const ssize_t n = write(fd, response.data() + sent, response.size() - sent);
-    if (n <= 0) break;
-    sent += static_cast<size_t>(n);
-  }
+  Reply(connection, 404, "text/plain", "not found\n");
+  return 404;
 }
 
 }  // namespace tj

@@ -1,6 +1,7 @@
-// A small Prometheus metrics registry: counters and gauges with labels, rendered in the text
-// exposition format (version 0.0.4) that Prometheus scrapes and `promtool check metrics` accepts.
-// No Prometheus client library ships in Debian; this is the part of one the runtime needs.
+// The process's Prometheus metrics: counters, gauges and histograms with labels, rendered in the
+// text exposition format (version 0.0.4) that Prometheus scrapes and `promtool check metrics`
+// accepts. A thin front over prometheus-cpp (Debian's prometheus-cpp-dev) so callers name a metric
+// where they update it, without registering families first.
 #pragma once
 
 #include <map>
@@ -8,16 +9,20 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
-
 namespace tj {
 
 using MetricLabels = std::map<std::string, std::string>;
 
 class MetricsRegistry {
  public:
+  MetricsRegistry();
+  ~MetricsRegistry();
+  MetricsRegistry(const MetricsRegistry&) = delete;
+  MetricsRegistry& operator=(const MetricsRegistry&) = delete;
+
   // Names must match [a-zA-Z_:][a-zA-Z0-9_:]*; counters end in "_total". A second call with the
-  // same name and labels returns the same series.
+  // same name and labels updates the same series. The first call for a name fixes its help and
+  // type; a call with an invalid name, or another type for a known name, is dropped.
   void SetGauge(const std::string& name, const std::string& help, double value,
                 const MetricLabels& labels = {});
   void AddCounter(const std::string& name, const std::string& help, double delta = 1,
@@ -28,27 +33,12 @@ class MetricsRegistry {
   void ObserveHistogram(const std::string& name, const std::string& help, double value,
                         const std::vector<double>& buckets, const MetricLabels& labels = {});
 
-  // The text exposition of every metric, families sorted by name.
+  // The text exposition of every metric.
   std::string Render() const;
 
  private:
-  struct Histogram {
-    std::vector<double> counts;  // per bucket, not cumulative; one more for +Inf
-    double sum = 0;
-    double count = 0;
-  };
-  struct Family {
-    std::string help;
-    std::string type;  // "counter", "gauge" or "histogram"
-    std::map<MetricLabels, double> series;
-    std::vector<double> buckets;                    // histograms
-    std::map<MetricLabels, Histogram> histograms;  // histograms
-  };
-  Family& FamilyLocked(const std::string& name, const std::string& help, const char* type)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
-  mutable absl::Mutex mu_;
-  std::map<std::string, Family> families_ ABSL_GUARDED_BY(mu_);
+  struct Families;  // prometheus-cpp stays out of this header
+  std::unique_ptr<Families> families_;
 };
 
 }  // namespace tj

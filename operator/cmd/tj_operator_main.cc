@@ -34,6 +34,7 @@
 #include "operator/kube/kube_client_impl.h"
 #include "operator/kube/kube_config.h"
 #include "operator/kube/leader_election.h"
+#include "operator/kube/leader_fence.h"
 #include "spdlog/spdlog.h"
 
 namespace {
@@ -122,10 +123,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   tj::MetricsRegistry metrics;
-  auto client = std::make_shared<tj::op::MeteredKubeClient>(
-      std::make_shared<tj::kube::KubeClientImpl>(
-          std::shared_ptr<tj::kube::HttpTransport>(std::move(*transport))),
-      &metrics);
+  const std::shared_ptr<tj::kube::HttpTransport> http(std::move(*transport));
+  auto metered = std::make_shared<tj::op::MeteredKubeClient>(
+      std::make_shared<tj::kube::KubeClientImpl>(http), &metrics);
+  // With leader election every write of the controller and its events goes through the fence:
+  // none leaves once the Lease's renew deadline has passed without a renewal.
+  auto fence = std::make_shared<tj::kube::LeaderFence>();
+  std::shared_ptr<tj::kube::KubeClient> client = metered;
+  if (flags.leader_elect) client = std::make_shared<tj::kube::FencedKubeClient>(metered, fence);
 
   std::string identity = Env("POD_NAME");
   if (identity.empty()) {
@@ -211,6 +216,15 @@ int main(int argc, char** argv) {
                                                                     : config->namespace_name);
     election.lease_name = flags.leader_election_id;
     election.identity = identity;
+    election.fence = fence;
+    // The elector's own client: no retries and a request timeout of one Lease call, so a stalled
+    // connection is given up on in time (the elector also abandons a call at its deadline).
+    tj::kube::RetryPolicy no_retry;
+    no_retry.max_attempts = 1;
+    auto lease_client = std::make_shared<tj::op::MeteredKubeClient>(
+        std::make_shared<tj::kube::KubeClientImpl>(http, no_retry,
+                                                   tj::kube::LeaseCallTimeout(election)),
+        &metrics);
     tj::kube::LeaderCallbacks callbacks;
     callbacks.on_started_leading = [&](std::shared_ptr<tj::kube::Cancellation> lead) {
       spdlog::info("{} is the leader", identity);
@@ -235,7 +249,7 @@ int main(int argc, char** argv) {
     callbacks.on_new_leader = [&](const std::string& leader) {
       spdlog::info("leader is now {}", leader.empty() ? "(none)" : leader);
     };
-    tj::kube::LeaderElector elector(client, election, callbacks);
+    tj::kube::LeaderElector elector(lease_client, election, callbacks);
     result = elector.Run(stop);
   }
   if (!signalled) {

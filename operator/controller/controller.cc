@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/v1alpha1/labels.h"
+#include "operator/controller/reconcile_guard.h"
 #include "operator/kube/resource.h"
 #include "spdlog/spdlog.h"
 
@@ -78,6 +79,27 @@ std::vector<std::string> NodeIndexValues(const json& object) {
   return {node};
 }
 
+// The type of the job's last True condition, "Created" if none. Reads what it finds without
+// throwing: this runs on the controller's own thread, where one job's odd status (a condition's
+// status of the wrong type, past a CRD without a schema) once ended the whole process.
+std::string LastTrueCondition(const json& job) {
+  std::string state = "Created";
+  const auto status = job.find("status");
+  if (status == job.end() || !status->is_object()) return state;
+  const auto conditions = status->find("conditions");
+  if (conditions == status->end() || !conditions->is_array()) return state;
+  for (const json& c : *conditions) {
+    if (!c.is_object()) continue;
+    const auto value = c.find("status");
+    const auto type = c.find("type");
+    if (value != c.end() && value->is_string() && *value == "True" && type != c.end() &&
+        type->is_string()) {
+      state = type->get<std::string>();
+    }
+  }
+  return state;
+}
+
 ReconcilerOptions WithWrites(ReconcilerOptions options, WriteExecutor* writes,
                              std::function<void(const std::string&, bool)> on_writes_done) {
   options.writes = writes;
@@ -121,6 +143,7 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, ControllerOptio
     : client_(std::move(client)),
       options_(std::move(options)),
       metrics_(metrics),
+      events_(events),
       view_(std::make_unique<CacheView>(*this)),
       writes_(std::make_unique<ThreadPoolWriteExecutor>(options_.write_concurrency,
                                                         options_.write_queue_capacity)),
@@ -230,7 +253,10 @@ void Controller::OnNodeChange(const kube::ObjectPtr& old_node, const kube::Objec
 void Controller::Work() {
   while (std::optional<std::string> key = queue_.Get()) {
     const absl::Time start = absl::Now();
-    ReconcileResult result = reconciler_.Reconcile(*key);
+    // One job's odd JSON must not take the worker (and the process) down with it.
+    const GuardedReconcile guarded =
+        RunReconcileGuarded([&] { return reconciler_.Reconcile(*key); });
+    const ReconcileResult& result = guarded.result;
     const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
     if (metrics_ != nullptr) {
       metrics_->ObserveHistogram(
@@ -244,13 +270,28 @@ void Controller::Work() {
       queue_.Forget(*key);
       if (result.requeue_after) queue_.AddAfter(*key, *result.requeue_after);
     } else {
-      // Conflicts are the cache lagging our own writes: retried at once-ish by the backoff.
-      spdlog::log(absl::IsAborted(result.status) ? spdlog::level::debug : spdlog::level::warn,
-                  "reconcile {}: {} (retry {})", *key, result.status.ToString(),
-                  queue_.NumRequeues(*key) + 1);
+      ReportFailure(*key, guarded);
       queue_.AddRateLimited(*key);
     }
     queue_.Done(*key);
+  }
+}
+
+void Controller::ReportFailure(const std::string& key, const GuardedReconcile& guarded) {
+  const absl::Status& status = guarded.result.status;
+  CountReconcileError(metrics_, ReconcileErrorReason(guarded));
+  // Conflicts are the cache lagging our own writes: retried at once-ish by the backoff, and no
+  // news to whoever reads the job's events.
+  const bool conflict = !guarded.threw && absl::IsAborted(status);
+  spdlog::log(
+      conflict ? spdlog::level::debug : (guarded.threw ? spdlog::level::err : spdlog::level::warn),
+      "reconcile {}: {} (retry {})", key, status.ToString(), queue_.NumRequeues(key) + 1);
+  if (conflict) return;
+  // The message stays the same across retries, so the recorder folds repeats into one Event.
+  if (const kube::ObjectPtr job = jobs_->cache().Get(key); job != nullptr) {
+    events_.Record(*job, EventType::kWarning, "ReconcileError",
+                   absl::StrCat(std::string(status.message()),
+                                "; retried with backoff, other jobs are not affected"));
   }
 }
 
@@ -264,14 +305,8 @@ void Controller::RefreshGauges() {
   std::map<std::string, double> by_state = {{"Created", 0},   {"Running", 0}, {"Restarting", 0},
                                             {"Succeeded", 0}, {"Failed", 0},  {"Suspended", 0}};
   for (const kube::ObjectPtr& job : jobs_->cache().List()) {
-    std::string state = "Created";
-    if (job->contains("status") && (*job)["status"].contains("conditions") &&
-        (*job)["status"]["conditions"].is_array()) {
-      for (const json& c : (*job)["status"]["conditions"]) {
-        if (c.value("status", "") == "True") state = c.value("type", state);
-      }
-    }
-    by_state[state] += 1;
+    // Only the known states: the label must not take whatever a status writer put there.
+    if (auto it = by_state.find(LastTrueCondition(*job)); it != by_state.end()) it->second += 1;
   }
   for (const auto& [state, count] : by_state) {
     metrics_->SetGauge("tj_operator_jobs", "TrainingJobs by state (the last True condition)", count,

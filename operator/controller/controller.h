@@ -1,8 +1,10 @@
 // The TrainingJob controller: informers on TrainingJobs and on the Pods, Services and Secrets the
 // operator owns (and on Nodes, for node loss), a rate-limited work queue of job keys, and worker
 // threads calling Reconciler::Reconcile. Events on owned objects enqueue their owner; a failed
-// reconcile is retried with per-key exponential backoff; a result's requeue_after comes back on
-// its own (deadlines, TTL), not only on the next event.
+// reconcile (an error, or an exception thrown by one job's odd JSON) is retried with per-key
+// exponential backoff, counted in tj_operator_reconcile_errors_total and reported as a Warning
+// Event on the job, while the other jobs keep being served; a result's requeue_after comes back
+// on its own (deadlines, TTL), not only on the next event.
 #pragma once
 
 #include <atomic>
@@ -15,6 +17,7 @@
 #include "coordinator/metrics/metrics_registry.h"
 #include "operator/controller/event_sink.h"
 #include "operator/controller/preemption_notifier.h"
+#include "operator/controller/reconcile_guard.h"
 #include "operator/controller/reconciler.h"
 #include "operator/controller/write_executor.h"
 #include "operator/kube/cancellation.h"
@@ -61,11 +64,15 @@ class Controller {
   void EnqueueOwner(const kube::ObjectPtr& object);
   void OnNodeChange(const kube::ObjectPtr& old_node, const kube::ObjectPtr& new_node);
   void Work();
+  // A failed reconcile of `key`: counted, logged, a Warning Event on the job (conflicts excepted),
+  // and the key requeued with its backoff.
+  void ReportFailure(const std::string& key, const GuardedReconcile& guarded);
   void RefreshGauges();
 
   std::shared_ptr<kube::KubeClient> client_;
   ControllerOptions options_;
   MetricsRegistry* metrics_;
+  EventSink& events_;
   std::unique_ptr<kube::Informer> jobs_;
   std::unique_ptr<kube::Informer> pods_;
   std::unique_ptr<kube::Informer> services_;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/v1alpha1/labels.h"
+#include "operator/controller/reconcile_guard.h"
 #include "operator/controller/reconciler.h"
 #include "spdlog/spdlog.h"
 
@@ -84,7 +85,11 @@ void Reconciler::Dispatch(const std::string& key, const json& job_json, std::vec
   for (size_t i = 0; i < batch->writes.size(); ++i) {
     writes_.Submit(
         [this, batch, i] {
-          absl::StatusOr<json> result = batch->writes[i].call();
+          // Building the object runs here, on the executor's thread: one job's odd template
+          // must fail its write, not end the process.
+          bool threw = false;
+          absl::StatusOr<json> result = RunWriteGuarded(batch->writes[i].call, &threw);
+          if (threw) CountReconcileError(options_.metrics, "exception");
           Finished(*batch, i, result);
         },
         batch->writes[i].urgent);

@@ -37,8 +37,11 @@ absl::Status KubeClientImpl::Unauthorized(const absl::Status& status, const std:
                    ")"));
 }
 
-KubeClientImpl::KubeClientImpl(std::shared_ptr<HttpTransport> transport, RetryPolicy retry)
-    : transport_(std::move(transport)), retry_(std::move(retry)) {}
+KubeClientImpl::KubeClientImpl(std::shared_ptr<HttpTransport> transport, RetryPolicy retry,
+                               absl::Duration request_timeout)
+    : transport_(std::move(transport)),
+      retry_(std::move(retry)),
+      request_timeout_(request_timeout) {}
 
 absl::StatusOr<nlohmann::json> KubeClientImpl::Call(const std::string& verb, const ResourceRef& ref,
                                                     const std::string& method,
@@ -48,6 +51,7 @@ absl::StatusOr<nlohmann::json> KubeClientImpl::Call(const std::string& verb, con
   HttpRequest request;
   request.method = method;
   request.path = path;
+  request.timeout = request_timeout_;
   request.headers.emplace_back("Accept", kJson);
   if (!content_type.empty()) request.headers.emplace_back("Content-Type", content_type);
   request.body = body;

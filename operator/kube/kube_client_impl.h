@@ -13,7 +13,10 @@ namespace tj::kube {
 
 class KubeClientImpl : public KubeClient {
  public:
-  explicit KubeClientImpl(std::shared_ptr<HttpTransport> transport, RetryPolicy retry = {});
+  // `request_timeout`: each non-streaming request's (HttpRequest::timeout); a leader elector's
+  // client uses one shorter than its renew deadline.
+  explicit KubeClientImpl(std::shared_ptr<HttpTransport> transport, RetryPolicy retry = {},
+                          absl::Duration request_timeout = absl::Seconds(30));
 
   absl::StatusOr<nlohmann::json> Get(const ResourceRef& ref) override;
   absl::StatusOr<nlohmann::json> List(const ResourceRef& ref, const ListOptions& options) override;
@@ -48,6 +51,7 @@ class KubeClientImpl : public KubeClient {
 
   std::shared_ptr<HttpTransport> transport_;
   RetryPolicy retry_;
+  absl::Duration request_timeout_;
 };
 
 }  // namespace tj::kube

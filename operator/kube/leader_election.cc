@@ -1,6 +1,8 @@
 #include "operator/kube/leader_election.h"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <random>
 #include <thread>
 #include <utility>
@@ -45,10 +47,74 @@ absl::Status Validate(const LeaderElectionConfig& c) {
   if (c.lease_duration < absl::Seconds(1)) {
     return bad("lease_duration must be at least 1s (leaseDurationSeconds is whole seconds)");
   }
+  if (c.call_timeout < absl::ZeroDuration() || c.call_timeout >= c.renew_deadline) {
+    return bad("call_timeout must be shorter than renew_deadline (zero: renew_deadline / 2)");
+  }
   return absl::OkStatus();
 }
 
 }  // namespace
+
+absl::Duration LeaseCallTimeout(const LeaderElectionConfig& config) {
+  return config.call_timeout > absl::ZeroDuration() ? config.call_timeout
+                                                    : config.renew_deadline / 2;
+}
+
+// Runs one Lease call on a helper thread and waits for it until a deadline, so a stalled
+// connection (no byte, no close) costs the elector at most that long whatever the transport's own
+// timeouts. A call that misses its deadline is abandoned: its thread ends when the client gives
+// up, and no new call starts before then, so at most one is ever in flight.
+class LeaderElector::LeaseCalls {
+ public:
+  using Call = std::function<absl::StatusOr<nlohmann::json>()>;
+
+  ~LeaseCalls() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+  absl::StatusOr<nlohmann::json> Run(Call call, absl::Time deadline, const std::string& what) {
+    if (thread_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(outcome_->mu);
+        if (!outcome_->done) {
+          return absl::DeadlineExceededError(
+              absl::StrCat(what, ": not sent: an earlier Lease call is still unanswered"));
+        }
+      }
+      thread_.join();
+    }
+    auto outcome = std::make_shared<Outcome>();
+    outcome_ = outcome;
+    thread_ = std::thread([outcome, call = std::move(call)] {
+      absl::StatusOr<nlohmann::json> result = call();
+      std::lock_guard<std::mutex> lock(outcome->mu);
+      outcome->result = std::move(result);
+      outcome->done = true;
+      outcome->cv.notify_all();
+    });
+    const absl::Duration wait = std::max(deadline - absl::Now(), absl::ZeroDuration());
+    std::unique_lock<std::mutex> lock(outcome->mu);
+    if (!outcome->cv.wait_for(lock, absl::ToChronoNanoseconds(wait),
+                              [&] { return outcome->done; })) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(what, ": no answer within ", absl::FormatDuration(wait), "; abandoned"));
+    }
+    absl::StatusOr<nlohmann::json> result = std::move(outcome->result);
+    lock.unlock();
+    thread_.join();
+    return result;
+  }
+
+ private:
+  struct Outcome {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    absl::StatusOr<nlohmann::json> result = absl::UnknownError("not answered");
+  };
+  std::shared_ptr<Outcome> outcome_;
+  std::thread thread_;
+};
 
 std::string FormatMicroTime(absl::Time time) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", time, absl::UTCTimeZone());
@@ -59,7 +125,10 @@ LeaderElector::LeaderElector(std::shared_ptr<KubeClient> client, LeaderElectionC
     : client_(std::move(client)),
       config_(std::move(config)),
       callbacks_(std::move(callbacks)),
-      rng_state_(std::random_device{}()) {}
+      rng_state_(std::random_device{}()),
+      calls_(std::make_unique<LeaseCalls>()) {}
+
+LeaderElector::~LeaderElector() = default;
 
 bool LeaderElector::IsLeader() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -111,14 +180,17 @@ void LeaderElector::Observe(const nlohmann::json& spec, absl::Time now) {
   }
 }
 
-LeaderElector::Attempt LeaderElector::TryAcquireOrRenew() {
+LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(absl::Time deadline) {
   const ResourceRef ref{"coordination.k8s.io", "v1", "leases", config_.lease_namespace,
                         config_.lease_name,    ""};
   const absl::Time now = absl::Now();
   const std::string now_text = FormatMicroTime(now);
   const std::int64_t duration_s = absl::ToInt64Seconds(config_.lease_duration);
+  std::shared_ptr<KubeClient> client = client_;
+  const std::string what = absl::StrCat("Lease ", config_.lease_namespace, "/", config_.lease_name);
 
-  absl::StatusOr<nlohmann::json> lease = client_->Get(ref);
+  absl::StatusOr<nlohmann::json> lease =
+      calls_->Run([client, ref] { return client->Get(ref); }, deadline, "get " + what);
   if (lease.status().code() == absl::StatusCode::kNotFound) {
     nlohmann::json spec = {{"holderIdentity", config_.identity},
                            {"leaseDurationSeconds", duration_s},
@@ -130,7 +202,8 @@ LeaderElector::Attempt LeaderElector::TryAcquireOrRenew() {
         {"kind", "Lease"},
         {"metadata", {{"name", config_.lease_name}, {"namespace", config_.lease_namespace}}},
         {"spec", spec}};
-    absl::StatusOr<nlohmann::json> created = client_->Create(ref, object);
+    absl::StatusOr<nlohmann::json> created = calls_->Run(
+        [client, ref, object] { return client->Create(ref, object); }, deadline, "create " + what);
     if (!created.ok()) {
       // AlreadyExists: another candidate created it first; we look again next round.
       if (created.status().code() != absl::StatusCode::kAlreadyExists) {
@@ -138,20 +211,23 @@ LeaderElector::Attempt LeaderElector::TryAcquireOrRenew() {
       }
       return Attempt::kFailed;
     }
-    Observe(spec, now);
+    Observe(spec, absl::Now());
     return Attempt::kHolding;
   }
   if (!lease.ok()) {
     spdlog::warn("leader election: {}", std::string(lease.status().message()));
     return Attempt::kFailed;
   }
+  // Observed when the answer arrived, not when the call left: the holder's renewal we see may
+  // have started after our call did, and its expiry must be judged from no earlier than that.
+  const absl::Time observed = absl::Now();
   nlohmann::json spec = lease->contains("spec") && (*lease)["spec"].is_object()
                             ? (*lease)["spec"]
                             : nlohmann::json::object();
-  Observe(spec, now);
+  Observe(spec, observed);
   const std::string holder = SpecString(spec, "holderIdentity");
   const absl::Duration held_for = absl::Seconds(SpecInt(spec, "leaseDurationSeconds", 0));
-  if (!holder.empty() && holder != config_.identity && observed_time_ + held_for > now) {
+  if (!holder.empty() && holder != config_.identity && observed_time_ + held_for > observed) {
     return Attempt::kHeldByOther;
   }
   const bool renewing = holder == config_.identity;
@@ -163,21 +239,25 @@ LeaderElector::Attempt LeaderElector::TryAcquireOrRenew() {
   if (!renewing) next["leaseTransitions"] = SpecInt(spec, "leaseTransitions", 0) + 1;
   nlohmann::json object = *lease;
   object["spec"] = next;  // metadata.resourceVersion kept: a concurrent writer makes this a 409
-  absl::StatusOr<nlohmann::json> updated = client_->Update(ref, object);
+  absl::StatusOr<nlohmann::json> updated = calls_->Run(
+      [client, ref, object] { return client->Update(ref, object); }, deadline, "update " + what);
   if (!updated.ok()) {
     if (!IsConflict(updated.status())) {
       spdlog::warn("leader election: {}", std::string(updated.status().message()));
     }
     return Attempt::kFailed;
   }
-  Observe(next, now);
+  Observe(next, absl::Now());
   return Attempt::kHolding;
 }
 
 void LeaderElector::Release() {
   const ResourceRef ref{"coordination.k8s.io", "v1", "leases", config_.lease_namespace,
                         config_.lease_name,    ""};
-  absl::StatusOr<nlohmann::json> lease = client_->Get(ref);
+  std::shared_ptr<KubeClient> client = client_;
+  const absl::Time deadline = absl::Now() + LeaseCallTimeout(config_);
+  absl::StatusOr<nlohmann::json> lease =
+      calls_->Run([client, ref] { return client->Get(ref); }, deadline, "release: get the Lease");
   if (!lease.ok() || !lease->contains("spec") || !(*lease)["spec"].is_object()) return;
   nlohmann::json& spec = (*lease)["spec"];
   if (SpecString(spec, "holderIdentity") != config_.identity) return;
@@ -187,7 +267,9 @@ void LeaderElector::Release() {
   spec["leaseDurationSeconds"] = 1;
   spec["acquireTime"] = now_text;
   spec["renewTime"] = now_text;
-  absl::StatusOr<nlohmann::json> updated = client_->Update(ref, *lease);
+  absl::StatusOr<nlohmann::json> updated =
+      calls_->Run([client, ref, object = *lease] { return client->Update(ref, object); }, deadline,
+                  "release: update the Lease");
   if (!updated.ok()) {
     spdlog::warn("leader election: release: {}", std::string(updated.status().message()));
     return;
@@ -201,47 +283,71 @@ absl::Status LeaderElector::Run(const std::shared_ptr<Cancellation>& stop) {
   if (absl::Status valid = Validate(config_); !valid.ok()) return valid;
   while (!stop->cancelled()) {
     // Acquire: retry_period (+ jitter) between attempts.
-    if (TryAcquireOrRenew() != Attempt::kHolding) {
+    const absl::Time start = absl::Now();
+    if (TryAcquireOrRenew(start + LeaseCallTimeout(config_)) != Attempt::kHolding) {
       if (!WaitUnlessStopped(stop, Jittered(config_.retry_period))) break;
       continue;
     }
-    spdlog::info("leader election: {} now leads {}/{}", config_.identity, config_.lease_namespace,
-                 config_.lease_name);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      leader_ = true;
-    }
-    auto leading = std::make_shared<Cancellation>();
-    std::thread leader_thread;
-    if (callbacks_.on_started_leading) {
-      leader_thread = std::thread([this, leading] { callbacks_.on_started_leading(leading); });
-    }
-    // Renew: every retry_period; give up when no renewal succeeded for renew_deadline, or at once
-    // when someone else holds the Lease.
-    absl::Time last_renewal = absl::Now();
-    while (WaitUnlessStopped(stop, config_.retry_period)) {
-      const Attempt attempt = TryAcquireOrRenew();
-      if (attempt == Attempt::kHolding) {
-        last_renewal = absl::Now();
-        continue;
-      }
-      if (attempt == Attempt::kHeldByOther ||
-          absl::Now() - last_renewal >= config_.renew_deadline) {
-        spdlog::warn("leader election: {} lost {}/{}", config_.identity, config_.lease_namespace,
-                     config_.lease_name);
-        break;
-      }
-    }
-    leading->Cancel();
-    if (leader_thread.joinable()) leader_thread.join();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      leader_ = false;
-    }
-    if (stop->cancelled() && config_.release_on_cancel) Release();
-    if (callbacks_.on_stopped_leading) callbacks_.on_stopped_leading();
+    Lead(stop, start + config_.renew_deadline);
   }
   return absl::OkStatus();
+}
+
+void LeaderElector::Lead(const std::shared_ptr<Cancellation>& stop, absl::Time valid_until) {
+  spdlog::info("leader election: {} now leads {}/{}", config_.identity, config_.lease_namespace,
+               config_.lease_name);
+  if (config_.fence) config_.fence->OpenUntil(valid_until);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    leader_ = true;
+  }
+  auto leading = std::make_shared<Cancellation>();
+  std::thread leader_thread;
+  if (callbacks_.on_started_leading) {
+    leader_thread = std::thread([this, leading] { callbacks_.on_started_leading(leading); });
+  }
+  // Renew every retry_period. Leadership lasts until `valid_until`, the start of the last
+  // successful renewal + renew_deadline: no call may run past it (each is cut at it), and
+  // another candidate cannot take the Lease before (it waits lease_duration > renew_deadline
+  // from when it saw that renewal, which it saw after the renewal started).
+  std::string lost;
+  while (true) {
+    const absl::Time wake = std::min(absl::Now() + config_.retry_period, valid_until);
+    if (!WaitUnlessStopped(stop, wake - absl::Now())) break;
+    const absl::Time start = absl::Now();
+    if (start >= valid_until) {
+      lost = "no renewal succeeded within the renew deadline";
+      break;
+    }
+    const Attempt attempt =
+        TryAcquireOrRenew(std::min(start + LeaseCallTimeout(config_), valid_until));
+    if (attempt == Attempt::kHolding) {
+      valid_until = start + config_.renew_deadline;
+      if (config_.fence) config_.fence->OpenUntil(valid_until);
+      continue;
+    }
+    if (attempt == Attempt::kHeldByOther) {
+      lost = "another holder took the Lease";
+      break;
+    }
+    if (absl::Now() >= valid_until) {
+      lost = "no renewal succeeded within the renew deadline";
+      break;
+    }
+  }
+  if (config_.fence) config_.fence->Close();
+  if (!lost.empty()) {
+    spdlog::warn("leader election: {} lost {}/{}: {}", config_.identity, config_.lease_namespace,
+                 config_.lease_name, lost);
+  }
+  leading->Cancel();
+  if (leader_thread.joinable()) leader_thread.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    leader_ = false;
+  }
+  if (stop->cancelled() && config_.release_on_cancel) Release();
+  if (callbacks_.on_stopped_leading) callbacks_.on_stopped_leading();
 }
 
 }  // namespace tj::kube

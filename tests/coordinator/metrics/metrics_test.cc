@@ -1,24 +1,37 @@
 // The metrics registry's exposition, checked by Prometheus' own parser (`promtool check metrics`,
-// Debian's prometheus package), and the GET /metrics endpoint over a real socket.
+// Debian's prometheus package), and the GET /metrics endpoint over a real socket, including while
+// slow, idle and too many clients hold connections to it.
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "coordinator/metrics/metrics_http_server.h"
 #include "coordinator/metrics/metrics_registry.h"
 #include "tests/support/http_get.h"
+#include "tests/support/slow_http_clients.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
 
 namespace tj {
 namespace {
 
+using testing::ClosedByServer;
+using testing::Connect;
+using testing::DrippingClient;
+using testing::GetWithin;
 using ::testing::HasSubstr;
 
 // promtool's verdict on `text`: its exit code and output.
@@ -55,10 +68,14 @@ TEST(MetricsTest, TheExpositionIsWhatPrometheusExpects) {
   EXPECT_THAT(text, HasSubstr("# TYPE tj_checkpoints_total counter\ntj_checkpoints_total 2\n"));
   EXPECT_THAT(text, HasSubstr("tj_eval_metric{name=\"accuracy\"} 0.93"));
   // Cumulative buckets, +Inf equal to the count.
-  EXPECT_THAT(text, HasSubstr("tj_reconcile_duration_seconds_bucket{le=\"0.005\","
-                              "result=\"ok\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr("tj_reconcile_duration_seconds_bucket{le=\"1\",result=\"ok\"} 3\n"));
-  EXPECT_THAT(text, HasSubstr("tj_reconcile_duration_seconds_bucket{le=\"+Inf\",result=\"ok\"} 4\n"));
+  EXPECT_THAT(text, HasSubstr("tj_reconcile_duration_seconds_bucket{result=\"ok\","
+                              "le=\"0.005\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("tj_reconcile_duration_seconds_bucket{result=\"ok\",le=\"1\"} 3\n"));
+  EXPECT_THAT(text,
+              HasSubstr("tj_reconcile_duration_seconds_bucket{result=\"ok\",le=\"+Inf\"} 4\n"));
+  // Help text with a newline and a backslash is escaped (prometheus-cpp 1.0.1 does not).
+  EXPECT_THAT(text,
+              HasSubstr("# HELP tj_preemption_events_total Events \"quoted\"\\nand escaped\n"));
   EXPECT_THAT(text, HasSubstr("tj_reconcile_duration_seconds_count{result=\"ok\"} 4\n"));
   auto [code, output] = Promtool(text);
   if (code == 127) GTEST_SKIP() << "promtool absent: apt-get install prometheus";
@@ -105,6 +122,84 @@ TEST(MetricsTest, HealthChecksAnswer200Or503WithTheReason) {
   EXPECT_THAT(testing::HttpGet((*server)->port(), "/readyz"), HasSubstr("200 OK"));
   EXPECT_THAT(testing::HttpGet((*server)->port(), "/metrics"), HasSubstr("404"))
       << "no registry, no metrics";
+}
+
+int ThreadsOfThisProcess() {
+  int count = 0;
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (dirent* entry = readdir(dir)) count += entry->d_name[0] != '.';
+    closedir(dir);
+  }
+  return count;
+}
+
+TEST(MetricsServerAbuseTest, ASlowClientAndIdleConnectionsDoNotHoldTheEndpoints) {
+  MetricsRegistry registry;
+  FillSample(registry);
+  auto server = MetricsHttpServer::Start("127.0.0.1:0", &registry,
+                                         {{"/healthz", [] { return absl::OkStatus(); }}});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  // A byte every 1.9 s: under the old server's 2 s per-read timeout, forever.
+  DrippingClient slow(port, absl::Milliseconds(1900));
+  std::vector<int> idle;  // connected, never a byte
+  for (int i = 0; i < 5; ++i) idle.push_back(Connect(port));
+  ASSERT_TRUE(testing::WaitFor([&] { return slow.sent() >= 1; }));
+
+  const std::string health = GetWithin(port, "/healthz", absl::Seconds(10));
+  EXPECT_THAT(health, HasSubstr("200 OK"));
+  EXPECT_THAT(health, HasSubstr("ok"));
+  const std::string metrics = GetWithin(port, "/metrics", absl::Seconds(10));
+  EXPECT_THAT(metrics, HasSubstr("200 OK"));
+  EXPECT_THAT(metrics, HasSubstr("tj_training_step 120"));
+  // Served while they were all still connected.
+  EXPECT_FALSE(slow.closed());
+  for (int fd : idle) EXPECT_FALSE(ClosedByServer(fd));
+
+  // The request head has a total deadline (5 s by default): the dripping client is cut off
+  // although it never paused for as long as that.
+  EXPECT_TRUE(testing::WaitFor([&] { return slow.closed(); }, absl::Seconds(30)))
+      << "the slow client still holds its connection after sending " << slow.sent() << " bytes";
+  for (int fd : idle) {
+    EXPECT_TRUE(testing::WaitFor([&] { return ClosedByServer(fd); }, absl::Seconds(30)));
+    close(fd);
+  }
+}
+
+TEST(MetricsServerAbuseTest, TheRequestHeadHasATotalDeadlineNotAPerReadOne) {
+  MetricsRegistry registry;
+  MetricsHttpServerOptions options;
+  options.request_timeout = absl::Seconds(1);
+  auto server = MetricsHttpServer::Start("127.0.0.1:0", &registry, {}, options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  // A byte every 100 ms: no read ever waits 1 s.
+  DrippingClient slow((*server)->port(), absl::Milliseconds(100));
+  ASSERT_TRUE(testing::WaitFor([&] { return slow.closed(); }, absl::Seconds(30)))
+      << "sent " << slow.sent() << " bytes and still connected";
+  EXPECT_GT(slow.sent(), 10) << "cut off only after the deadline had passed";
+}
+
+TEST(MetricsServerAbuseTest, MoreConnectionsThanItServesAreBoundedAndPassWithTheirDeadline) {
+  MetricsRegistry registry;
+  FillSample(registry);
+  MetricsHttpServerOptions options;
+  options.threads = 4;
+  options.queue = 8;
+  options.request_timeout = absl::Milliseconds(300);
+  auto server = MetricsHttpServer::Start("127.0.0.1:0", &registry, {}, options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int threads = ThreadsOfThisProcess();
+  std::vector<int> idle;
+  for (int i = 0; i < 100; ++i) idle.push_back(Connect((*server)->port()));
+  // A flood of idle connections: no thread more, and each is let go after its deadline, so a
+  // scrape gets through once the ones ahead of it have timed out.
+  EXPECT_THAT(GetWithin((*server)->port(), "/metrics", absl::Seconds(30)),
+              HasSubstr("tj_training_step 120"));
+  EXPECT_EQ(ThreadsOfThisProcess(), threads);
+  for (int fd : idle) {
+    EXPECT_TRUE(testing::WaitFor([&] { return ClosedByServer(fd); }, absl::Seconds(30)));
+    close(fd);
+  }
 }
 
 }  // namespace

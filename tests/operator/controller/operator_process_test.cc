@@ -3,7 +3,9 @@
 // operator processes authenticate with that ServiceAccount's token, so a verb the chart forgets
 // fails this test. Two replicas compete for the Lease; the test plays the kubelet (pod status
 // through pods/status); the leader is stopped mid-job and the other one finishes the job without
-// recreating any pod. The leader's /metrics passes `promtool check metrics`.
+// recreating any pod. The leader's /metrics passes `promtool check metrics`. A job whose stored
+// JSON makes the operator throw (past a CRD without a schema) is retried with backoff, counted
+// and reported while another job is served.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -11,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -18,9 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/v1alpha1/labels.h"
 #include "api/v1alpha1/yaml_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -82,7 +86,8 @@ struct OperatorProcess {
 };
 
 OperatorProcess StartOperator(const std::string& name, const std::string& kubeconfig,
-                              const std::string& workdir) {
+                              const std::string& workdir,
+                              const std::string& lease_id = "tj-operator-it") {
   OperatorProcess p;
   p.name = name;
   p.metrics_port = FreePort();
@@ -93,7 +98,7 @@ OperatorProcess StartOperator(const std::string& name, const std::string& kubeco
       "--kubeconfig=" + kubeconfig,
       "--leader-elect=true",
       std::string("--leader-election-namespace=") + kOperatorNamespace,
-      "--leader-election-id=tj-operator-it",
+      "--leader-election-id=" + lease_id,
       absl::StrCat("--metrics-address=127.0.0.1:", p.metrics_port),
       absl::StrCat("--health-address=127.0.0.1:", p.health_port),
       "--workers=2",
@@ -216,6 +221,17 @@ class OperatorProcessTest : public ::testing::Test {
   }
 
   void TearDown() override {
+    if (!restore_crd_.is_null()) {
+      // The schema comes back for the next case: put the original spec over the current object.
+      bool ok = false;
+      const std::string current = Kubectl("get crd trainingjobs.trainingjob.dev -o json", &ok);
+      json restored = restore_crd_;
+      if (ok) {
+        restored["metadata"]["resourceVersion"] =
+            json::parse(current)["metadata"]["resourceVersion"];
+      }
+      EXPECT_TRUE(ReplaceCrd(restored)) << "the CRD's schema was not restored";
+    }
     for (OperatorProcess* p : {&a_, &b_}) {
       if (p->pid > 0) {
         StopOperator(*p);
@@ -224,6 +240,17 @@ class OperatorProcessTest : public ::testing::Test {
                   << "\n";
       }
     }
+  }
+
+  // `kubectl replace` of the CRD (its metadata.resourceVersion makes it conditional).
+  bool ReplaceCrd(json crd) {
+    crd.erase("status");
+    const std::string path = workdir_ + "/crd-replace.json";
+    std::ofstream(path) << crd.dump();
+    bool ok = false;
+    const std::string out = Kubectl("replace -f " + Quote(path), &ok);
+    if (!ok) std::cerr << out << "\n";
+    return ok;
   }
 
   std::map<std::string, json> Pods() {
@@ -255,6 +282,7 @@ class OperatorProcessTest : public ::testing::Test {
   std::unique_ptr<kube::KubeClient> admin_;
   OperatorProcess a_;
   OperatorProcess b_;
+  json restore_crd_;  // set while a case runs with a schemaless CRD
 };
 
 TEST_F(OperatorProcessTest, TwoReplicasUnderChartRbacHandOverMidJobWithoutDuplicates) {
@@ -339,6 +367,126 @@ TEST_F(OperatorProcessTest, TwoReplicasUnderChartRbacHandOverMidJobWithoutDuplic
       << "the leader kept running after losing the Lease";
   standby->pid = -1;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "status " << status;
+}
+
+// The value of the sample `series` (name and labels, as rendered) in a scrape; -1 if absent.
+double Sample(const std::string& scrape, const std::string& series) {
+  const size_t at = scrape.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::atof(scrape.c_str() + at + series.size() + 2);
+}
+
+TEST_F(OperatorProcessTest, AJobThatMakesTheOperatorThrowIsRetriedWhileAnotherIsServed) {
+  constexpr char kNamespace[] = "op-throw";
+  // A CRD without a schema, so a field of the wrong type reaches the operator: here a volume
+  // whose name is a number, which the pod builder's nlohmann value("name", "") throws on.
+  bool ok = false;
+  std::string out = Kubectl("get crd trainingjobs.trainingjob.dev -o json", &ok);
+  ASSERT_TRUE(ok) << out;
+  const json original = json::parse(out);
+  json schemaless = original;
+  for (json& version : schemaless["spec"]["versions"]) {
+    version["schema"]["openAPIV3Schema"] = {{"type", "object"},
+                                            {"x-kubernetes-preserve-unknown-fields", true}};
+    // The scale subresource's paths must be in a schema; this case does not scale.
+    if (version.contains("subresources")) version["subresources"].erase("scale");
+  }
+  restore_crd_ = original;
+  ASSERT_TRUE(ReplaceCrd(schemaless));
+  out = Kubectl(absl::StrCat("create namespace ", kNamespace), &ok);
+  ASSERT_TRUE(ok || absl::StrContains(out, "AlreadyExists")) << out;
+
+  const std::string job_file =
+      std::string(TJ_SOURCE_DIR) + "/tests/operator/controller/testdata/small-job.yaml";
+  auto good = v1alpha1::YamlToJson(ReadFile(job_file), job_file);
+  ASSERT_TRUE(good.ok()) << good.status();
+  json broken = *good;
+  broken["metadata"]["name"] = "broken";
+  for (auto& [type, replica] : broken["spec"]["replicaSpecs"].items()) {
+    replica["template"]["spec"]["volumes"] =
+        json::array({{{"name", 5}, {"emptyDir", json::object()}}});
+  }
+  // The broken job first, so it is in the queue before the good one.
+  for (const json& job : {broken, *good}) {
+    const std::string path =
+        absl::StrCat(workdir_, "/", job["metadata"]["name"].get<std::string>(), ".json");
+    std::ofstream(path) << job.dump();
+    // Until the API server serves the CRD without its schema, the number is refused.
+    ASSERT_TRUE(testing::WaitFor([&] {
+      out = Kubectl(absl::StrCat("-n ", kNamespace, " create -f ", Quote(path)), &ok);
+      return ok || absl::StrContains(out, "AlreadyExists");
+    })) << out;
+    // The API server kept the number: nothing between it and the operator fixed the type.
+    if (job["metadata"]["name"] == "broken") {
+      EXPECT_EQ(Kubectl(absl::StrCat("-n ", kNamespace,
+                                     " get tj broken -o jsonpath='{.spec.replicaSpecs.Worker."
+                                     "template.spec.volumes[0].name}'")),
+                "5");
+    }
+  }
+
+  a_ = StartOperator("op-throw", operator_kubeconfig_, workdir_, "tj-operator-throw-it");
+  auto pods_of = [&](const std::string& job) {
+    int count = 0;
+    kube::ListOptions options;
+    options.label_selector = absl::StrCat(v1alpha1::kJobNameLabel, "=", job);
+    auto list = admin_->List(*kube::Resource("pods", kNamespace), options);
+    if (list.ok()) count = static_cast<int>((*list)["items"].size());
+    return count;
+  };
+  ASSERT_TRUE(testing::WaitFor([&] { return pods_of("digits") == 4; }))
+      << "the good job was not served; its pods: " << pods_of("digits");
+  EXPECT_EQ(pods_of("broken"), 0);
+
+  // The broken job keeps failing, with backoff, and each failure is counted.
+  std::string scrape;
+  ASSERT_TRUE(testing::WaitFor([&] {
+    scrape = testing::HttpGet(a_.metrics_port, "/metrics");
+    return Sample(scrape, "tj_operator_reconcile_errors_total{reason=\"exception\"}") >= 2;
+  })) << scrape;
+  // A Warning Event on the job says what went wrong.
+  std::string events;
+  ASSERT_TRUE(testing::WaitFor([&] {
+    events = Kubectl(
+        absl::StrCat("-n ", kNamespace,
+                     " get events --field-selector involvedObject.name=broken,type=Warning -o "
+                     "jsonpath='{range .items[*]}{.reason}: {.message}{\"\\n\"}{end}'"));
+    return absl::StrContains(events, "type must be string");
+  })) << events;
+  EXPECT_THAT(events, HasSubstr("internal error while building or writing the object"));
+  int status = 0;
+  // Reaps the operator if it ended (so TearDown does not signal a reaped pid).
+  auto exited = [&] {
+    if (a_.pid <= 0) return true;
+    if (waitpid(a_.pid, &status, WNOHANG) != a_.pid) return false;
+    a_.pid = -1;
+    return true;
+  };
+  EXPECT_FALSE(exited()) << "the operator exited; status " << status;
+
+  // A status that is not what the operator writes (a condition's status a number, a condition
+  // that is not an object) is read by the job gauges every second; it once ended the process.
+  // On the good job: it has pods, so the reconciler reports the invalid status (a Warning
+  // InvalidSpec) and keeps it rather than writing its own over it.
+  out = Kubectl(
+      absl::StrCat("-n ", kNamespace,
+                   " patch tj digits --subresource=status --type=merge -p "
+                   "'{\"status\":{\"conditions\":[{\"type\":\"Failed\",\"status\":5},7]}}'"),
+      &ok);
+  ASSERT_TRUE(ok) << out;
+  // Once the reconciler has seen it, the informer's cache holds it.
+  ASSERT_TRUE(testing::WaitFor([&] {
+    events = Kubectl(
+        absl::StrCat("-n ", kNamespace,
+                     " get events --field-selector involvedObject.name=digits,reason=InvalidSpec "
+                     "-o jsonpath='{range .items[*]}{.message}{\"\\n\"}{end}'"));
+    return !events.empty() || exited();
+  })) << "the reconciler never reported the odd status";
+  EXPECT_THAT(events, HasSubstr("status.conditions"));
+  // The gauges run every second: five of them must not end the process.
+  EXPECT_FALSE(testing::WaitFor(exited, absl::Seconds(5)))
+      << "the operator exited on the job's status; status " << status;
+  Kubectl(absl::StrCat("delete namespace ", kNamespace, " --wait=false"));
 }
 
 }  // namespace

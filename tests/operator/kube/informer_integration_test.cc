@@ -1,6 +1,7 @@
 // The informer and leader election against a real kube-apiserver (tests/kube-test-cluster/):
 // add/update/delete, 500 events in one watch stream, bookmarks, a watch across a forced 410
-// (etcd compaction) that relists and reports the deletions it missed, and two Lease candidates.
+// (etcd compaction) that relists and reports the deletions it missed, and two Lease candidates
+// (one of them, once, behind a TCP proxy that stops forwarding bytes).
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -23,7 +24,9 @@
 #include "operator/kube/kube_client_impl.h"
 #include "operator/kube/kube_config.h"
 #include "operator/kube/leader_election.h"
+#include "operator/kube/leader_fence.h"
 #include "tests/operator/kube/kube_cluster_env.h"
+#include "tests/support/stalling_tcp_proxy.h"
 
 namespace tj::kube {
 namespace {
@@ -356,6 +359,7 @@ struct Candidate {
   std::atomic<int> started{0};
   std::atomic<int> stopped{0};
   std::vector<std::string> leaders_seen;  // on Run's thread; read after join
+  std::shared_ptr<LeaderFence> fence = std::make_shared<LeaderFence>();
 
   ~Candidate() {  // also when an assertion returned early
     stop->Cancel();
@@ -365,26 +369,38 @@ struct Candidate {
 
 class LeaderElectionIntegrationTest : public InformerIntegrationTest {
  protected:
-  void StartCandidate(Candidate& c, const std::string& identity, bool release) {
+  // `client`: the candidate's own (default: the fixture's).
+  void StartCandidate(Candidate& c, const std::string& identity, bool release,
+                      std::shared_ptr<KubeClient> client = nullptr,
+                      absl::Duration lease_duration = absl::Seconds(2),
+                      absl::Duration renew_deadline = absl::Milliseconds(1500),
+                      absl::Duration retry_period = absl::Milliseconds(300)) {
     LeaderElectionConfig config;
     config.lease_namespace = ns_;
     config.lease_name = "operator-lock";
     config.identity = identity;
-    config.lease_duration = absl::Seconds(2);
-    config.renew_deadline = absl::Milliseconds(1500);
-    config.retry_period = absl::Milliseconds(300);
+    config.lease_duration = lease_duration;
+    config.renew_deadline = renew_deadline;
+    config.retry_period = retry_period;
     config.release_on_cancel = release;
+    config.fence = c.fence;
+    candidates_.push_back(&c);
     LeaderCallbacks callbacks;
     callbacks.on_started_leading = [this, &c](std::shared_ptr<Cancellation> leading) {
       ++c.started;
       const int now_leading = ++leading_now_;
       EXPECT_EQ(now_leading, 1) << "two leaders at once";
+      for (const Candidate* other : candidates_) {
+        if (other != &c) {
+          EXPECT_FALSE(other->fence->IsOpen()) << "another leader may still write";
+        }
+      }
       while (!leading->cancelled()) absl::SleepFor(absl::Milliseconds(5));
       --leading_now_;
     };
     callbacks.on_stopped_leading = [&c] { ++c.stopped; };
     callbacks.on_new_leader = [&c](const std::string& id) { c.leaders_seen.push_back(id); };
-    c.elector = std::make_unique<LeaderElector>(client_, config, callbacks);
+    c.elector = std::make_unique<LeaderElector>(client ? client : client_, config, callbacks);
     c.thread = std::thread([&c] { c.result = c.elector->Run(c.stop); });
   }
   static void StopCandidate(Candidate& c) {
@@ -398,6 +414,7 @@ class LeaderElectionIntegrationTest : public InformerIntegrationTest {
   }
 
   std::atomic<int> leading_now_{0};
+  std::vector<const Candidate*> candidates_;  // started in this case (they outlive its end)
 };
 
 TEST_F(LeaderElectionIntegrationTest, ExactlyOneLeadsAndAReleasedLeaseIsTakenOverAtOnce) {
@@ -458,6 +475,60 @@ TEST_F(LeaderElectionIntegrationTest, ALeaseNotRenewedIsTakenOverAfterItsDuratio
   StopCandidate(b);
   EXPECT_EQ(b.started.load(), 1);
   EXPECT_EQ(b.stopped.load(), 1);
+}
+
+TEST_F(LeaderElectionIntegrationTest, ALeaderWhoseConnectionStallsStopsBeforeAnotherTakesOver) {
+  // Candidate a reaches the API server through a proxy; the test makes it stop forwarding bytes
+  // without closing anything. a's client is what tj-operator gives its elector: no retries, a
+  // request timeout of one Lease call. The candidates outlive the proxy: its end closes the
+  // stalled connections, so a call a abandoned ends before a's elector joins it.
+  Candidate a, b;
+  auto config = LoadKubeConfigFiles({KubeClusterEnvironment::kubeconfig()});
+  ASSERT_TRUE(config.ok()) << config.status();
+  const size_t colon = config->server.rfind(':');
+  ASSERT_NE(colon, std::string::npos) << config->server;
+  tj::testing::StallingTcpProxy proxy(std::stoi(config->server.substr(colon + 1)));
+  config->server = absl::StrCat(config->server.substr(0, config->server.find("://") + 3),
+                                "127.0.0.1:", proxy.port());
+  auto transport = CppRestTransport::Create(*config);
+  ASSERT_TRUE(transport.ok()) << transport.status();
+  RetryPolicy no_retry;
+  no_retry.max_attempts = 1;
+  const absl::Duration lease = absl::Seconds(4);
+  const absl::Duration renew = absl::Seconds(2);
+  const absl::Duration retry = absl::Milliseconds(500);
+  LeaderElectionConfig timing;
+  timing.renew_deadline = renew;
+  auto proxied = std::make_shared<KubeClientImpl>(
+      std::shared_ptr<HttpTransport>(std::move(*transport)), no_retry, LeaseCallTimeout(timing));
+
+  StartCandidate(a, "candidate-a", /*release=*/false, proxied, lease, renew, retry);
+  ASSERT_TRUE(Eventually([&] { return a.elector->IsLeader(); }, absl::Seconds(10)));
+  EXPECT_TRUE(a.fence->IsOpen());
+  StartCandidate(b, "candidate-b", /*release=*/false, nullptr, lease, renew, retry);
+  ASSERT_TRUE(
+      Eventually([&] { return b.elector->CurrentLeader() == "candidate-a"; }, absl::Seconds(10)));
+  const int connections_before = proxy.accepted();
+  const absl::Time stalled_at = absl::Now();
+  proxy.Stall();
+  // a's renewals get no answer: it stops leading (and its fence closes) although no call ever
+  // returns an error; then b, which saw the Lease unchanged for its duration, takes over. The
+  // candidates' on_started_leading checks that b never leads while a does or may still write.
+  ASSERT_TRUE(Eventually([&] { return !a.elector->IsLeader(); }, absl::Seconds(20)))
+      << "the leader kept leading with its connection stalled";
+  const absl::Duration a_stopped_after = absl::Now() - stalled_at;
+  EXPECT_FALSE(a.fence->IsOpen());
+  EXPECT_EQ(a.stopped.load(), 1);
+  ASSERT_TRUE(Eventually([&] { return b.elector->IsLeader(); }, absl::Seconds(20)));
+  const absl::Duration b_led_after = absl::Now() - stalled_at;
+  EXPECT_GT(proxy.accepted(), connections_before) << "a kept trying, through the proxy";
+  EXPECT_EQ(Lease()["holderIdentity"], "candidate-b");
+  EXPECT_EQ(b.started.load(), 1);
+  std::cerr << "stalled: a stopped leading after " << absl::FormatDuration(a_stopped_after)
+            << " (renew deadline " << absl::FormatDuration(renew) << "), b led after "
+            << absl::FormatDuration(b_led_after) << " (lease " << absl::FormatDuration(lease)
+            << ")\n";
+  StopCandidate(b);
 }
 
 TEST_F(LeaderElectionIntegrationTest, BadConfigNamesTheField) {

@@ -1,9 +1,12 @@
 // LeaderElector against an in-memory Lease store (a KubeClient fake with resourceVersion
 // conflicts and injectable failures): renew-deadline loss, takeover only after the lease went
-// unchanged for its duration on our clock, conflicts, and the MicroTime format.
+// unchanged for its duration on our clock, conflicts, and the MicroTime format. A leader whose
+// connection stalls (calls that never answer) stops acting, and its fence closes, before another
+// candidate can take the Lease.
 #include "operator/kube/leader_election.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "operator/kube/api_error.h"
+#include "operator/kube/leader_fence.h"
 
 namespace tj::kube {
 namespace {
@@ -78,6 +82,68 @@ class FakeLeaseClient : public KubeClient {
   std::mutex mu_;
   std::optional<json> lease_;
   std::int64_t rv_ = 0;
+};
+
+// A candidate's own connection to the shared store: while stalled, every call blocks (no answer,
+// no error) until it is released, as through a proxy that stopped forwarding bytes.
+class StallingClient : public KubeClient {
+ public:
+  explicit StallingClient(std::shared_ptr<KubeClient> store) : store_(std::move(store)) {}
+  void Stall() {
+    std::lock_guard<std::mutex> lock(mu_);
+    stalled_ = true;
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    stalled_ = false;
+    cv_.notify_all();
+  }
+  int blocked() const { return blocked_.load(); }
+
+  absl::StatusOr<json> Get(const ResourceRef& ref) override {
+    Wait();
+    return store_->Get(ref);
+  }
+  absl::StatusOr<json> Create(const ResourceRef& ref, const json& object) override {
+    Wait();
+    return store_->Create(ref, object);
+  }
+  absl::StatusOr<json> Update(const ResourceRef& ref, const json& object) override {
+    Wait();
+    return store_->Update(ref, object);
+  }
+  absl::StatusOr<json> List(const ResourceRef& r, const ListOptions& o) override {
+    return store_->List(r, o);
+  }
+  absl::StatusOr<json> UpdateStatus(const ResourceRef& r, const json& o) override {
+    return store_->UpdateStatus(r, o);
+  }
+  absl::StatusOr<json> MergePatch(const ResourceRef& r, const json& p) override {
+    return store_->MergePatch(r, p);
+  }
+  absl::StatusOr<json> JsonPatch(const ResourceRef& r, const json& p) override {
+    return store_->JsonPatch(r, p);
+  }
+  absl::StatusOr<json> Delete(const ResourceRef& r, const DeleteOptions& o) override {
+    return store_->Delete(r, o);
+  }
+  absl::Status Watch(const ResourceRef& r, const std::string& v, const WatchOptions& o,
+                     const WatchHandler& h) override {
+    return store_->Watch(r, v, o, h);
+  }
+
+ private:
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++blocked_;
+    cv_.wait(lock, [&] { return !stalled_; });
+    --blocked_;
+  }
+  std::shared_ptr<KubeClient> store_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stalled_ = false;
+  std::atomic<int> blocked_{0};
 };
 
 bool Eventually(const std::function<bool()>& condition, absl::Duration timeout) {
@@ -222,6 +288,95 @@ TEST_F(LeaderElectionTest, BadConfigIsRejectedNamingTheField) {
   absl::Status status = tight.Run(stop_);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("renew_deadline"));
+}
+
+TEST_F(LeaderElectionTest, AStalledLeaderStopsActingBeforeItsLeaseCanBeTakenOver) {
+  // Candidate a reaches the store through a connection the test stalls; b directly.
+  auto a_client = std::make_shared<StallingClient>(client_);
+  auto a_fence = std::make_shared<LeaderFence>();
+  auto b_fence = std::make_shared<LeaderFence>();
+  std::atomic<bool> a_leading{false};
+  // What b finds when it starts leading: the instant that matters.
+  std::atomic<int> a_leading_when_b_started{-1};
+  std::atomic<int> a_fence_open_when_b_started{-1};
+  auto config = [&](const std::string& identity, std::shared_ptr<LeaderFence> fence) {
+    LeaderElectionConfig c = Config(identity);
+    c.lease_duration = absl::Seconds(2);
+    c.renew_deadline = absl::Seconds(1);
+    c.retry_period = absl::Milliseconds(200);
+    c.fence = std::move(fence);
+    return c;
+  };
+  LeaderCallbacks a_callbacks;
+  a_callbacks.on_started_leading = [&](std::shared_ptr<Cancellation> leading) {
+    a_leading = true;
+    while (!leading->cancelled()) absl::SleepFor(absl::Milliseconds(1));
+    a_leading = false;
+  };
+  LeaderCallbacks b_callbacks;
+  b_callbacks.on_started_leading = [&](std::shared_ptr<Cancellation> leading) {
+    a_leading_when_b_started = a_leading.load() ? 1 : 0;
+    a_fence_open_when_b_started = a_fence->IsOpen() ? 1 : 0;
+    while (!leading->cancelled()) absl::SleepFor(absl::Milliseconds(1));
+  };
+  auto a = std::make_unique<LeaderElector>(a_client, config("a", a_fence), a_callbacks);
+  auto b = std::make_unique<LeaderElector>(client_, config("b", b_fence), b_callbacks);
+  auto a_stop = std::make_shared<Cancellation>();
+  auto b_stop = std::make_shared<Cancellation>();
+  absl::Status a_result;
+  std::thread a_thread([&] { a_result = a->Run(a_stop); });
+  std::thread b_thread;
+  auto finish = [&] {  // also when an assertion returns early
+    a_client->Release();
+    a_stop->Cancel();
+    b_stop->Cancel();
+    if (a_thread.joinable()) a_thread.join();
+    if (b_thread.joinable()) b_thread.join();
+  };
+  struct Finally {
+    std::function<void()> f;
+    ~Finally() { f(); }
+  } finally{finish};
+
+  ASSERT_TRUE(Eventually([&] { return a->IsLeader() && a_fence->IsOpen(); }, absl::Seconds(5)));
+  b_thread = std::thread([&] { (void)b->Run(b_stop); });
+  ASSERT_TRUE(Eventually([&] { return b->CurrentLeader() == "a"; }, absl::Seconds(5)));
+  a_client->Stall();
+  // a's renewals now hang; its elector gives each up at its deadline and stops leading within
+  // the renew deadline although no call ever returns.
+  ASSERT_TRUE(Eventually([&] { return !a->IsLeader(); }, absl::Seconds(5)))
+      << "the leader kept leading with its calls hanging";
+  EXPECT_FALSE(a_fence->IsOpen());
+  EXPECT_GE(a_client->blocked(), 1) << "a's calls were not stalled";
+  // b takes over once the Lease went unrenewed for its duration, and by then a had stopped.
+  ASSERT_TRUE(Eventually([&] { return b->IsLeader(); }, absl::Seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return a_leading_when_b_started.load() != -1; }, absl::Seconds(5)));
+  EXPECT_EQ(a_leading_when_b_started.load(), 0) << "two leaders at once";
+  EXPECT_EQ(a_fence_open_when_b_started.load(), 0) << "a could still write when b took over";
+  EXPECT_TRUE(b_fence->IsOpen());
+  EXPECT_EQ(client_->Spec()["holderIdentity"], "b");
+}
+
+TEST(LeaderFenceTest, WritesPassOnlyWhileTheFenceIsOpen) {
+  auto store = std::make_shared<FakeLeaseClient>();
+  store->SetSpec({{"holderIdentity", "x"}});
+  auto fence = std::make_shared<LeaderFence>();
+  FencedKubeClient client(store, fence);
+  const ResourceRef ref{"coordination.k8s.io", "v1", "leases", "ns", "lock", ""};
+  EXPECT_FALSE(fence->IsOpen()) << "closed until first opened";
+  ASSERT_TRUE(client.Get(ref).ok()) << "reads pass";
+  absl::StatusOr<json> refused = client.Update(ref, *client.Get(ref));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(refused.status().message()), ::testing::HasSubstr("not the leader"));
+  EXPECT_EQ(client.Delete(ref, {}).status().code(), absl::StatusCode::kFailedPrecondition);
+
+  fence->OpenUntil(absl::Now() + absl::Hours(1));
+  EXPECT_TRUE(client.Update(ref, *client.Get(ref)).ok());
+  fence->Close();
+  EXPECT_EQ(client.MergePatch(ref, json::object()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  fence->OpenUntil(absl::Now() - absl::Seconds(1));  // a deadline already passed
+  EXPECT_FALSE(fence->IsOpen());
 }
 
 TEST(MicroTimeTest, FormatsLikeKubernetes) {
