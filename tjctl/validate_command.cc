@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "api/v1alpha1/load.h"
+#include "jobcontrol/tf_config.h"
 
 namespace tj {
 
@@ -22,6 +23,11 @@ int RunValidate(const ValidateOptions& options, std::ostream& out) {
   int exit_code = 0;
   for (const std::string& file : options.files) {
     v1alpha1::CheckedTrainingJob checked = v1alpha1::CheckTrainingJobFile(file, validation);
+    // What the operator checks before creating pods: every replica's TF_CONFIG (the Services'
+    // addresses, in the manifest's namespace or "default") fits in an environment variable.
+    if (checked.ok() && validation.target == v1alpha1::ValidationTarget::kCluster) {
+      checked.errors = CheckClusterTfConfigSize(*checked.job);
+    }
     if (checked.ok()) {
       out << file << ": valid\n";
       continue;

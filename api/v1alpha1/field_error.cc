@@ -70,6 +70,17 @@ FieldError ForbiddenError(std::string field, std::string_view detail) {
   return {std::move(field), absl::StrCat("Forbidden: ", std::string(detail))};
 }
 
+FieldError TooManyError(std::string field, size_t actual, size_t max) {
+  return {std::move(field),
+          absl::StrCat("Too many: ", actual, ": must have at most ", max, " items")};
+}
+
+FieldError TooLongError(std::string field, size_t actual, size_t max, std::string_view detail) {
+  std::string message = absl::StrCat("Too long: must have at most ", max, " bytes, has ", actual);
+  if (!detail.empty()) absl::StrAppend(&message, ": ", std::string(detail));
+  return {std::move(field), std::move(message)};
+}
+
 FieldError UnknownFieldError(std::string field) {
   return {std::move(field), "unknown field (not in the TrainingJob schema)"};
 }

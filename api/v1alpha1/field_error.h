@@ -3,6 +3,7 @@
 // by line and column. Messages follow the API server's wording so both sides read the same.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,10 @@ FieldError NotSupportedError(std::string field, const nlohmann::json& value,
                              const std::vector<std::string_view>& supported);
 FieldError DuplicateError(std::string field, const nlohmann::json& value);
 FieldError ForbiddenError(std::string field, std::string_view detail);
+// "Too many: 33: must have at most 32 items".
+FieldError TooManyError(std::string field, size_t actual, size_t max);
+// "Too long: must have at most 65536 bytes, has 70000: <detail>".
+FieldError TooLongError(std::string field, size_t actual, size_t max, std::string_view detail = "");
 FieldError UnknownFieldError(std::string field);
 FieldError TextError(int line, int column, std::string message);
 

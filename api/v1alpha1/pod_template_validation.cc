@@ -4,6 +4,7 @@
 
 #include "api/v1alpha1/dns_names.h"
 #include "api/v1alpha1/json_fields.h"
+#include "api/v1alpha1/limits.h"
 
 namespace tj::v1alpha1 {
 namespace {
@@ -17,6 +18,10 @@ const nlohmann::json* Find(const nlohmann::json& obj, const char* key) {
 
 void ValidateEnv(const nlohmann::json& env, const std::string& path, FieldErrors& errors) {
   if (!ExpectArray(env, path, errors)) return;
+  if (env.size() > kMaxEnvVars) {
+    errors.push_back(TooManyError(path, env.size(), kMaxEnvVars));
+    return;
+  }
   for (size_t i = 0; i < env.size(); ++i) {
     const std::string var_path = IndexPath(path, i);
     const nlohmann::json& var = env[i];
@@ -27,6 +32,8 @@ void ValidateEnv(const nlohmann::json& env, const std::string& path, FieldErrors
     } else if (auto n = ReadString(*name, ChildPath(var_path, "name"), errors)) {
       if (n->empty()) {
         errors.push_back(RequiredError(ChildPath(var_path, "name")));
+      } else if (n->size() > kMaxEnvNameLength) {
+        errors.push_back(TooLongError(ChildPath(var_path, "name"), n->size(), kMaxEnvNameLength));
       } else if (n->find('=') != std::string::npos) {
         errors.push_back(InvalidError(ChildPath(var_path, "name"), *n, "must not contain '='"));
       } else if (*n == kTfConfigEnv) {
@@ -102,6 +109,8 @@ void ValidatePodSpec(const nlohmann::json& spec, const std::string& path, Valida
   const nlohmann::json* containers = Find(spec, "containers");
   if (containers == nullptr || (containers->is_array() && containers->empty())) {
     errors.push_back(RequiredError(containers_path, "at least one container"));
+  } else if (containers->is_array() && containers->size() > kMaxContainers) {
+    errors.push_back(TooManyError(containers_path, containers->size(), kMaxContainers));
   } else if (ExpectArray(*containers, containers_path, errors)) {
     std::set<std::string> names;
     for (size_t i = 0; i < containers->size(); ++i) {
@@ -110,6 +119,10 @@ void ValidatePodSpec(const nlohmann::json& spec, const std::string& path, Valida
   }
   if (const nlohmann::json* v = Find(spec, "volumes")) {
     ExpectArray(*v, ChildPath(path, "volumes"), errors);
+  }
+  // Typed in the CRD as well: the scheduler matches node labels, which are strings.
+  if (const nlohmann::json* v = Find(spec, "nodeSelector")) {
+    ReadStringMap(*v, ChildPath(path, "nodeSelector"), errors);
   }
   if (const nlohmann::json* v = Find(spec, "terminationGracePeriodSeconds")) {
     const std::string grace_path = ChildPath(path, "terminationGracePeriodSeconds");
@@ -140,6 +153,14 @@ void ValidatePodTemplate(const PodTemplate& pod_template, const std::string& pat
     return;
   }
   if (!ExpectObject(raw, path, errors)) return;
+  // Before anything else: the operator copies the template into each of the type's pods.
+  if (const size_t bytes = raw.dump().size(); bytes > kMaxPodTemplateBytes) {
+    errors.push_back(TooLongError(
+        path, bytes, kMaxPodTemplateBytes,
+        "the template (as JSON) is copied into every pod of its replica type; keep large data "
+        "in a ConfigMap, Secret or volume"));
+    return;
+  }
   if (const nlohmann::json* meta = Find(raw, "metadata")) {
     const std::string meta_path = ChildPath(path, "metadata");
     if (ExpectObject(*meta, meta_path, errors)) {

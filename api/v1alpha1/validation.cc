@@ -1,10 +1,12 @@
 #include "api/v1alpha1/validation.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "api/v1alpha1/defaults.h"
 #include "api/v1alpha1/dns_names.h"
+#include "api/v1alpha1/limits.h"
 
 namespace tj::v1alpha1 {
 namespace {
@@ -18,7 +20,8 @@ int32_t Replicas(const ReplicaSpec& spec) { return spec.replicas.value_or(kDefau
 std::string LongestSuffix(const TrainingJobSpec& spec) {
   std::string longest;
   for (const auto& [type, replica] : spec.replica_specs) {
-    const int32_t last_index = std::max(Replicas(replica), 1) - 1;
+    // Counts beyond the limits have their own error; the name is judged as for a valid job.
+    const int32_t last_index = std::clamp(Replicas(replica), 1, kMaxReplicasPerType) - 1;
     std::string suffix =
         absl::StrCat("-", std::string(ReplicaTypeLowerName(type)), "-", last_index);
     if (suffix.size() > longest.size()) longest = std::move(suffix);
@@ -94,6 +97,11 @@ void ValidateReplicaSpecs(const TrainingJobSpec& spec, const ValidationOptions& 
         errors.push_back(InvalidError(replicas_path, Replicas(replica),
                                       "must be 1: a TrainingJob has exactly one coordinator"));
       }
+    } else if (replica.replicas && *replica.replicas > kMaxReplicasPerType) {
+      errors.push_back(
+          InvalidError(replicas_path, *replica.replicas,
+                       absl::StrCat("must be less than or equal to ", kMaxReplicasPerType,
+                                    ": every replica's TF_CONFIG lists every replica of the job")));
     } else {
       CheckAtLeast(errors, replicas_path, replica.replicas, 1);
     }
@@ -106,6 +114,20 @@ int64_t TotalReplicas(const TrainingJobSpec& spec) {
   int64_t total = 0;
   for (const auto& [type, replica] : spec.replica_specs) total += Replicas(replica);
   return total;
+}
+
+// Only when every type is within its own bounds: otherwise that type's error says it already.
+void CheckTotalReplicas(const TrainingJobSpec& spec, FieldErrors& errors) {
+  for (const auto& [type, replica] : spec.replica_specs) {
+    if (Replicas(replica) < 1 || Replicas(replica) > kMaxReplicasPerType) return;
+  }
+  if (const int64_t total = TotalReplicas(spec); total > kMaxTotalReplicas) {
+    errors.push_back(InvalidError(
+        "spec.replicaSpecs", total,
+        absl::StrCat("the job's replicas (Coordinator + PS + Worker) must be at most ",
+                     kMaxTotalReplicas,
+                     " in total: every replica's TF_CONFIG lists every replica of the job")));
+  }
 }
 
 void ValidateRunPolicy(const TrainingJobSpec& spec, FieldErrors& errors) {
@@ -174,6 +196,7 @@ FieldErrors ValidateTrainingJob(const TrainingJob& job, const ValidationOptions&
   ValidateTypeMeta(job, errors);
   ValidateMetadata(job, errors);
   ValidateReplicaSpecs(job.spec, options, errors);
+  CheckTotalReplicas(job.spec, errors);
   ValidateRunPolicy(job.spec, errors);
   ValidateFaultTolerance(job.spec.fault_tolerance, errors);
   CheckAtLeast(errors, "spec.preemption.gracePeriodSeconds",

@@ -10,11 +10,19 @@
 //   --gang-scheduler=none|volcano|scheduler-plugins
 //   --log-format=json|text
 //   --terminating-pod-timeout=5m       force-delete pods stuck Terminating on a lost node after this
-// SIGTERM/SIGINT: stop reconciling, release the Lease, exit 0.
+//   --write-concurrency=16             API writes (creates) in flight at once
+//   --write-queue-capacity=16384       writes waiting for one; beyond, reconciles wait to hand over
+//   --shutdown-timeout=25s             how long a signal's orderly stop may take
+// SIGTERM/SIGINT: stop reconciling, release the Lease, exit 0. A stop that takes longer than
+// --shutdown-timeout (a reconcile stuck on an API server that does not answer) is cut short: the
+// process logs what it was waiting for and exits 1, within the pod's grace period (30 s by default,
+// in the chart too), instead of running on until the kubelet's SIGKILL.
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -51,6 +59,9 @@ struct Flags {
   std::string gang_scheduler = "none";
   std::string log_format = "json";
   std::string terminating_pod_timeout = "5m";
+  int write_concurrency = 16;
+  int write_queue_capacity = 16384;
+  std::string shutdown_timeout = "25s";
 };
 
 std::string Env(const char* name) {
@@ -100,6 +111,13 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"json", "text"}));
   app.add_option("--terminating-pod-timeout", flags.terminating_pod_timeout,
                  "force-delete pods stuck Terminating on a lost node after this (e.g. 5m)");
+  app.add_option("--write-concurrency", flags.write_concurrency, "API writes in flight at once")
+      ->check(CLI::Range(1, 256));
+  app.add_option("--write-queue-capacity", flags.write_queue_capacity,
+                 "API writes waiting to be sent; beyond this reconciles wait")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--shutdown-timeout", flags.shutdown_timeout,
+                 "after SIGTERM, exit anyway when the orderly stop takes longer (e.g. 25s)");
   CLI11_PARSE(app, argc, argv);
 
   tj::op::ConfigureLogging(flags.log_format == "json");
@@ -108,6 +126,13 @@ int main(int argc, char** argv) {
       terminating_timeout < absl::ZeroDuration()) {
     spdlog::error("--terminating-pod-timeout={}: not a duration like 90s or 5m",
                   flags.terminating_pod_timeout);
+    return 2;
+  }
+  absl::Duration shutdown_timeout;
+  if (!absl::ParseDuration(flags.shutdown_timeout, &shutdown_timeout) ||
+      shutdown_timeout <= absl::ZeroDuration()) {
+    spdlog::error("--shutdown-timeout={}: not a positive duration like 25s",
+                  flags.shutdown_timeout);
     return 2;
   }
   const sigset_t signals = tj::BlockShutdownSignals();
@@ -161,6 +186,8 @@ int main(int argc, char** argv) {
   tj::op::ControllerOptions controller_options;
   controller_options.namespace_name = flags.namespace_name;
   controller_options.workers = flags.workers;
+  controller_options.write_concurrency = flags.write_concurrency;
+  controller_options.write_queue_capacity = static_cast<size_t>(flags.write_queue_capacity);
   controller_options.reconciler.terminating_pod_timeout = terminating_timeout;
   controller_options.reconciler.metrics = &metrics;
   controller_options.reconciler.progress = &progress;
@@ -197,11 +224,28 @@ int main(int argc, char** argv) {
 
   auto stop = std::make_shared<tj::kube::Cancellation>();
   std::atomic<bool> signalled{false};
+  std::mutex stopped_mu;
+  std::condition_variable stopped_cv;
+  bool stopped = false;  // guarded by stopped_mu: main is about to return
   std::thread signal_thread([&] {
     const int signal = tj::WaitForSignal(signals);
-    if (!stop->cancelled()) spdlog::info("signal {}: shutting down", signal);
+    const bool from_outside = !stop->cancelled();
+    if (from_outside) spdlog::info("signal {}: shutting down", signal);
     signalled = true;
     stop->Cancel();
+    if (!from_outside) return;
+    // The orderly stop waits for reconciles in flight and API calls (the Lease's release); none
+    // of them may keep the process past its grace period.
+    std::unique_lock<std::mutex> lock(stopped_mu);
+    if (!stopped_cv.wait_for(lock, absl::ToChronoSeconds(shutdown_timeout),
+                             [&] { return stopped; })) {
+      spdlog::error(
+          "tj-operator: still stopping {} after signal {} (a reconcile or API call in flight); "
+          "exiting without waiting further",
+          absl::FormatDuration(shutdown_timeout), signal);
+      spdlog::default_logger()->flush();
+      std::_Exit(1);
+    }
   });
 
   absl::Status result;
@@ -257,6 +301,11 @@ int main(int argc, char** argv) {
     // signalling ourselves (the signals are blocked, so it takes this one).
     kill(getpid(), SIGTERM);
   }
+  {
+    std::lock_guard<std::mutex> lock(stopped_mu);
+    stopped = true;
+  }
+  stopped_cv.notify_all();
   signal_thread.join();
   if (!result.ok()) {
     spdlog::error("tj-operator: {}", result.ToString());

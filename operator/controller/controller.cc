@@ -177,6 +177,17 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, ControllerOptio
               "kubectl.kubernetes.io/last-applied-configuration");
         }
       }
+      // A pod's env holds its TF_CONFIG, which lists every replica: kept, a job's pods would cost
+      // the cache O(replicas²) bytes (75 MB for one job of 1000). Nothing here reads pod env.
+      if (object.contains("spec") && object["spec"].is_object()) {
+        for (const char* list : {"containers", "initContainers"}) {
+          auto containers = object["spec"].find(list);
+          if (containers == object["spec"].end() || !containers->is_array()) continue;
+          for (json& container : *containers) {
+            if (container.is_object()) container.erase("env");
+          }
+        }
+      }
     };
     return std::make_unique<kube::Informer>(client_, o, std::move(handlers));
   };
@@ -252,6 +263,10 @@ void Controller::OnNodeChange(const kube::ObjectPtr& old_node, const kube::Objec
 
 void Controller::Work() {
   while (std::optional<std::string> key = queue_.Get()) {
+    if (stopping_.load()) {  // keys still queued at a stop wait for the next leader
+      queue_.Done(*key);
+      continue;
+    }
     const absl::Time start = absl::Now();
     // One job's odd JSON must not take the worker (and the process) down with it.
     const GuardedReconcile guarded =
@@ -352,9 +367,14 @@ absl::Status Controller::Run(const std::shared_ptr<kube::Cancellation>& stop) {
     }
   }
   stop->SetHook(nullptr);
+  // The executor first: a reconcile waiting for room in a full write queue is released at once
+  // (what it hands over is dropped); waiting for it instead held a stop for as long as the API
+  // server took to make every write of a huge job. What is dropped or still queued is redone by
+  // the next leader's reconciles; only reconciles already running are waited for.
+  stopping_ = true;
+  writes_->Stop();
   queue_.ShutDownWithDrain();
   for (std::thread& t : workers) t.join();
-  writes_->Stop();  // what is still queued is redone by the next leader's reconciles
   for (auto* informer : {&jobs_, &pods_, &services_, &secrets_, &nodes_}) {
     if (*informer) (*informer)->Stop();
   }

@@ -83,6 +83,7 @@ class Controller {
   Reconciler reconciler_;
   kube::WorkQueue queue_;
   std::atomic<bool> synced_{false};
+  std::atomic<bool> stopping_{false};  // Run is stopping: queued keys are not reconciled
 };
 
 }  // namespace tj::op

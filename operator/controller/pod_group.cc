@@ -28,7 +28,9 @@ std::string PodGroupName(const v1alpha1::TrainingJob& job) { return job.metadata
 int32_t PodGroupMinMember(const v1alpha1::TrainingJob& job) {
   const auto& scheduling = job.spec.run_policy.scheduling_policy;
   if (scheduling && scheduling->min_available) return *scheduling->min_available;
-  return static_cast<int32_t>(DesiredReplicas(job).size());
+  int32_t total = 0;  // counted, not listed: no allocation per replica
+  for (ReplicaType type : v1alpha1::kReplicaTypes) total += ReplicaCount(job.spec, type);
+  return total;
 }
 
 kube::ResourceRef PodGroupResource(GangScheduler scheduler, std::string namespace_name,

@@ -300,6 +300,18 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   if (status.start_time) observation.active_for = now - *status.start_time;
   const JobDecision decision = DecideJobPhase(job, observation);
 
+  // What the pods to create share (their TF_CONFIGs' cluster), built once for all of them; a job
+  // whose TF_CONFIG cannot fit in an environment variable is refused before any pod is made.
+  std::shared_ptr<const JobPods> job_pods;
+  if (!decision.to_create.empty() || !decision.restarts.empty()) {
+    absl::StatusOr<std::shared_ptr<const JobPods>> built = JobPods::Create(shared_job);
+    if (!built.ok()) {
+      return ReconcileInvalid(job_json, key,
+                              absl::StrCat("spec.replicaSpecs: ", built.status().message()), now);
+    }
+    job_pods = *std::move(built);
+  }
+
   // Gang scheduling: the PodGroup before any pod that names it. Without it no pod is created
   // (the scheduler would leave them Pending for ever); Created says why, and the job is looked at
   // again later.
@@ -411,10 +423,10 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
     events_.Record(job_json, EventType::kWarning, "RestartingReplica",
                    absl::StrCat(pod->name, ": ", restart.message));
     // Without its PodGroup the successor waits for a later reconcile (to_create then).
-    if (may_create_pods) writes.push_back(PodWrite(shared_job, replica));
+    if (may_create_pods) writes.push_back(PodWrite(job_pods, replica));
   }
   if (may_create_pods) {
-    for (ReplicaKey replica : decision.to_create) writes.push_back(PodWrite(shared_job, replica));
+    for (ReplicaKey replica : decision.to_create) writes.push_back(PodWrite(job_pods, replica));
   }
   for (Write& w : *service_writes) writes.push_back(std::move(w));
   if (first_reconcile) {
@@ -735,13 +747,12 @@ absl::Status Reconciler::DeletePod(const json& job_json, const v1alpha1::Trainin
   return absl::OkStatus();
 }
 
-Reconciler::Write Reconciler::PodWrite(const std::shared_ptr<const v1alpha1::TrainingJob>& job,
-                                       ReplicaKey key) {
-  return {absl::StrCat("pods/", ReplicaName(*job, key)), "pod",
-          [this, job, key]() -> absl::StatusOr<json> {
-            absl::StatusOr<json> pod = BuildReplicaPod(*job, key, options_.pods);
+Reconciler::Write Reconciler::PodWrite(const std::shared_ptr<const JobPods>& pods, ReplicaKey key) {
+  return {absl::StrCat("pods/", ReplicaName(pods->job(), key)), "pod",
+          [this, pods, key]() -> absl::StatusOr<json> {
+            absl::StatusOr<json> pod = BuildReplicaPod(*pods, key, options_.pods);
             if (!pod.ok()) return pod.status();
-            auto ref = kube::Resource("pods", NamespaceOf(*job));
+            auto ref = kube::Resource("pods", NamespaceOf(pods->job()));
             if (!ref.ok()) return ref.status();
             return client_.Create(*ref, *pod);
           },

@@ -182,7 +182,7 @@ class Reconciler {
   // The Services the job lacks (to create) and deletes those of replicas it no longer has.
   absl::StatusOr<std::vector<Write>> ServiceWrites(
       const std::shared_ptr<const v1alpha1::TrainingJob>& job);
-  Write PodWrite(const std::shared_ptr<const v1alpha1::TrainingJob>& job, ReplicaKey key);
+  Write PodWrite(const std::shared_ptr<const JobPods>& pods, ReplicaKey key);
   absl::Status WriteStatus(const nlohmann::json& job_json,
                            const v1alpha1::TrainingJobStatus& status);
   absl::Status DeletePod(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,

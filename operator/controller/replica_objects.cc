@@ -71,8 +71,29 @@ json ReplicaLabels(const v1alpha1::TrainingJob& job, ReplicaKey key) {
               {v1alpha1::kReplicaIndexLabel, std::to_string(key.index)}};
 }
 
+absl::StatusOr<std::shared_ptr<const JobPods>> JobPods::Create(
+    std::shared_ptr<const v1alpha1::TrainingJob> job) {
+  const ReplicaAddresses addresses = ClusterServiceAddresses(*job, v1alpha1::kTrainerPort);
+  absl::StatusOr<TfConfigRenderer> tf_config = TfConfigRenderer::Create(*job, addresses);
+  if (!tf_config.ok()) return tf_config.status();
+  if (absl::Status fits = tf_config->CheckAllFit(); !fits.ok()) return fits;
+  auto coordinator = addresses.find(ReplicaKey{ReplicaType::kCoordinator, 0});
+  std::string coordinator_address = coordinator != addresses.end() ? coordinator->second : "";
+  return std::shared_ptr<const JobPods>(
+      new JobPods(std::move(job), std::move(*tf_config), std::move(coordinator_address)));
+}
+
 absl::StatusOr<json> BuildReplicaPod(const v1alpha1::TrainingJob& job, ReplicaKey key,
                                      const PodBuildOptions& options) {
+  absl::StatusOr<std::shared_ptr<const JobPods>> pods =
+      JobPods::Create(std::make_shared<const v1alpha1::TrainingJob>(job));
+  if (!pods.ok()) return pods.status();
+  return BuildReplicaPod(**pods, key, options);
+}
+
+absl::StatusOr<json> BuildReplicaPod(const JobPods& pods, ReplicaKey key,
+                                     const PodBuildOptions& options) {
+  const v1alpha1::TrainingJob& job = pods.job();
   const std::string name = ReplicaName(job, key);
   auto spec_it = job.spec.replica_specs.find(key.type);
   if (spec_it == job.spec.replica_specs.end()) {
@@ -113,13 +134,11 @@ absl::StatusOr<json> BuildReplicaPod(const v1alpha1::TrainingJob& job, ReplicaKe
   // gives "<replica>.<ns>.svc", and the hostname makes the pod know itself by that name.
   pod_spec["hostname"] = name;
 
-  const ReplicaAddresses addresses = ClusterServiceAddresses(job, v1alpha1::kTrainerPort);
-  auto tf_config = RenderTfConfig(job, addresses, key.type, key.index);
+  auto tf_config = pods.tf_config().Render(key.type, key.index);
   if (!tf_config.ok()) return tf_config.status();
   EnvList injected = ReplicaEnvironment(job, key, *tf_config);
-  auto coordinator = addresses.find(ReplicaKey{ReplicaType::kCoordinator, 0});
-  if (coordinator != addresses.end()) {
-    injected.emplace_back(v1alpha1::env::kCoordinatorAddress, coordinator->second);
+  if (!pods.coordinator_address().empty()) {
+    injected.emplace_back(v1alpha1::env::kCoordinatorAddress, pods.coordinator_address());
   }
   injected.emplace_back(v1alpha1::env::kTokenFile, absl::StrCat(v1alpha1::kJobTokenMountPath, "/",
                                                                 v1alpha1::kJobTokenSecretKey));

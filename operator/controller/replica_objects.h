@@ -3,11 +3,13 @@
 // functions of the job (and the token), so a reconcile that runs twice builds the same objects.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "api/v1alpha1/types.h"
 #include "jobcontrol/replicas.h"
+#include "jobcontrol/tf_config.h"
 #include "nlohmann/json.hpp"
 
 namespace tj::op {
@@ -26,11 +28,40 @@ nlohmann::json ControllerReference(const v1alpha1::TrainingJob& job);
 // The labels of one replica's Pod and Service (api/v1alpha1/labels.h).
 nlohmann::json ReplicaLabels(const v1alpha1::TrainingJob& job, ReplicaKey key);
 
+// What every pod of one job shares, computed once per reconcile: the replicas' addresses and the
+// cluster part of their TF_CONFIGs, so creating n pods costs O(n) each and not a map of n
+// addresses per pod.
+class JobPods {
+ public:
+  // InvalidArgument when a TF_CONFIG would not fit in an environment variable (naming the job and
+  // the replica).
+  static absl::StatusOr<std::shared_ptr<const JobPods>> Create(
+      std::shared_ptr<const v1alpha1::TrainingJob> job);
+
+  const v1alpha1::TrainingJob& job() const { return *job_; }
+  const TfConfigRenderer& tf_config() const { return tf_config_; }
+  const std::string& coordinator_address() const { return coordinator_address_; }
+
+ private:
+  JobPods(std::shared_ptr<const v1alpha1::TrainingJob> job, TfConfigRenderer tf_config,
+          std::string coordinator_address)
+      : job_(std::move(job)),
+        tf_config_(std::move(tf_config)),
+        coordinator_address_(std::move(coordinator_address)) {}
+
+  std::shared_ptr<const v1alpha1::TrainingJob> job_;
+  TfConfigRenderer tf_config_;
+  std::string coordinator_address_;
+};
+
 // The replica's Pod: the replica type's template (every field the user wrote kept) with the
 // operator's name, namespace, labels, ownerReference; restartPolicy Never (the operator decides
 // restarts, so backoffLimit counts every one); hostname and subdomain; the trainer container (the
 // first) given the job environment (TF_CONFIG, TJ_*; these win over same-named user variables),
 // the trainer port and the job token volume. InvalidArgument when the template has no container.
+absl::StatusOr<nlohmann::json> BuildReplicaPod(const JobPods& pods, ReplicaKey key,
+                                               const PodBuildOptions& options = {});
+// The same for one pod (builds the JobPods).
 absl::StatusOr<nlohmann::json> BuildReplicaPod(const v1alpha1::TrainingJob& job, ReplicaKey key,
                                                const PodBuildOptions& options = {});
 

@@ -9,6 +9,7 @@
 #include "api/v1alpha1/decode.h"
 #include "api/v1alpha1/defaults.h"
 #include "api/v1alpha1/dns_names.h"
+#include "api/v1alpha1/limits.h"
 #include "api/v1alpha1/load.h"
 #include "api/v1alpha1/validation.h"
 
@@ -190,23 +191,74 @@ TEST(ValidationRulesTest, BadNamespace) {
   EXPECT_THAT(Problems(job), ElementsAre(HasSubstr("metadata.namespace: Invalid value")));
 }
 
-TEST(ValidationRulesTest, NameLengthDependsOnTheLargestIndex) {
+TEST(ValidationRulesTest, NameLengthIsSetByTheCoordinatorWithinTheLimits) {
   TrainingJobSpec spec = DecodeTrainingJob(Job()).job.spec;
-  // "-coordinator-0" (14 characters) is the longest suffix until workers reach 7 digits.
+  // "-coordinator-0" (14 characters) is longer than "-worker-999", the last worker allowed.
   EXPECT_EQ(MaxJobNameLength(spec), 49u);
-  spec.replica_specs[ReplicaType::kWorker].replicas = 1000000;  // "-worker-999999"
+  spec.replica_specs[ReplicaType::kWorker].replicas = kMaxReplicasPerType;
   EXPECT_EQ(MaxJobNameLength(spec), 49u);
-  spec.replica_specs[ReplicaType::kWorker].replicas = 1000001;  // "-worker-1000000"
-  EXPECT_EQ(MaxJobNameLength(spec), 48u);
+  // Counts beyond the limits have their own error; the name is not blamed for them.
+  spec.replica_specs[ReplicaType::kWorker].replicas = 2000000000;
+  EXPECT_EQ(MaxJobNameLength(spec), 49u);
+}
 
+TEST(ValidationRulesTest, ReplicasPerTypeAreLimited) {
   json job = Job();
-  job["metadata"]["name"] = std::string(48, 'a');
-  job["spec"]["replicaSpecs"]["Worker"]["replicas"] = 1000001;
-  EXPECT_THAT(Problems(job), ElementsAre());
-  job["metadata"]["name"] = std::string(49, 'a');
+  job["spec"]["replicaSpecs"]["Worker"]["replicas"] = 2000000000;
   EXPECT_THAT(Problems(job),
-              ElementsAre(HasSubstr("must be no more than 48 characters: the replica name \"" +
-                                    std::string(49, 'a') + "-worker-1000000\" would be 64")));
+              ElementsAre("spec.replicaSpecs.Worker.replicas: Invalid value: 2000000000: must be "
+                          "less than or equal to 1000: every replica's TF_CONFIG lists every "
+                          "replica of the job"));
+  job["spec"]["replicaSpecs"]["Worker"]["replicas"] = 1;
+  job["spec"]["replicaSpecs"]["PS"]["replicas"] = 1001;
+  EXPECT_THAT(Problems(job), ElementsAre(HasSubstr("spec.replicaSpecs.PS.replicas: Invalid value: "
+                                                   "1001: must be less than or equal to 1000")));
+  job["spec"]["replicaSpecs"]["PS"]["replicas"] = 998;  // 1 + 998 + 1: the most a job may have
+  EXPECT_THAT(Problems(job), ElementsAre());
+}
+
+TEST(ValidationRulesTest, TotalReplicasAreLimited) {
+  json job = Job();
+  job["spec"]["replicaSpecs"]["PS"]["replicas"] = 500;
+  job["spec"]["replicaSpecs"]["Worker"]["replicas"] = 500;
+  EXPECT_THAT(Problems(job),
+              ElementsAre("spec.replicaSpecs: Invalid value: 1001: the job's replicas (Coordinator "
+                          "+ PS + Worker) must be at most 1000 in total: every replica's TF_CONFIG "
+                          "lists every replica of the job"));
+}
+
+TEST(ValidationRulesTest, PodTemplateSizeIsLimited) {
+  json job = Job();
+  job["spec"]["replicaSpecs"]["Worker"]["template"]["metadata"] = {
+      {"annotations", {{"blob", std::string(kMaxPodTemplateBytes, 'x')}}}};
+  EXPECT_THAT(Problems(job),
+              ElementsAre(HasSubstr("spec.replicaSpecs.Worker.template: Too long: must have at "
+                                    "most 65536 bytes, has ")));
+  job["spec"]["replicaSpecs"]["Worker"]["template"]["metadata"]["annotations"]["blob"] =
+      std::string(kMaxPodTemplateBytes - 200, 'x');
+  EXPECT_THAT(Problems(job), ElementsAre());
+}
+
+TEST(ValidationRulesTest, ContainersAndEnvAreLimitedAsInTheCrd) {
+  json job = Job();
+  json containers = json::array();
+  for (size_t i = 0; i <= kMaxContainers; ++i)
+    containers.push_back(Container("c" + std::to_string(i)));
+  WorkerPodSpec(job)["containers"] = containers;
+  EXPECT_THAT(Problems(job), ElementsAre(std::string(kWorkerPod) +
+                                         ".containers: Too many: 33: must have at most 32 items"));
+
+  job = Job();
+  json env = json::array();
+  for (size_t i = 0; i <= kMaxEnvVars; ++i) env.push_back({{"name", "V" + std::to_string(i)}});
+  WorkerPodSpec(job)["containers"][0]["env"] = env;
+  EXPECT_THAT(Problems(job),
+              ElementsAre(std::string(kWorkerPod) +
+                          ".containers[0].env: Too many: 513: must have at most 512 items"));
+  WorkerPodSpec(job)["containers"][0]["env"] = {{{"name", std::string(513, 'E')}}};
+  EXPECT_THAT(Problems(job), ElementsAre(std::string(kWorkerPod) +
+                                         ".containers[0].env[0].name: Too long: must have at "
+                                         "most 512 bytes, has 513"));
 }
 
 TEST(ValidationRulesTest, NameAtTheLimitIsValid) {

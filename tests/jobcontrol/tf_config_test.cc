@@ -93,5 +93,53 @@ TEST(TfConfigTest, ExtraAddressesAreIgnored) {
   EXPECT_EQ(json::parse(*config)["cluster"]["worker"].size(), 2u);
 }
 
+// The renderer's output is nlohmann::json's own rendering of the config, byte for byte.
+TEST(TfConfigTest, RendererMatchesJsonDump) {
+  v1alpha1::TrainingJob job = testing_jobs::SmallJob(2, 3);
+  absl::StatusOr<TfConfigRenderer> renderer =
+      TfConfigRenderer::Create(job, ClusterServiceAddresses(job, 2222));
+  ASSERT_TRUE(renderer.ok()) << renderer.status();
+  absl::StatusOr<std::string> config = renderer->Render(ReplicaType::kPs, 1);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(*config, json::parse(*config).dump());
+}
+
+// The largest job allowed (1000 replicas), with the longest names allowed (a 49-character job in
+// a 63-character namespace): each address is ~130 bytes, so TF_CONFIG would be ~135 KB, over the
+// 128 KiB Linux accepts for one environment string. Refused, naming the job and the replica.
+TEST(TfConfigTest, OverMaxArgStrlenNamesTheJobAndReplica) {
+  v1alpha1::TrainingJob job = testing_jobs::SmallJob(1, 998);
+  job.metadata.name = std::string(49, 'j');
+  job.metadata.namespace_name = std::string(63, 'n');
+  absl::StatusOr<TfConfigRenderer> renderer =
+      TfConfigRenderer::Create(job, ClusterServiceAddresses(job, 2222));
+  ASSERT_TRUE(renderer.ok()) << renderer.status();
+  absl::Status fits = renderer->CheckAllFit();
+  EXPECT_EQ(fits.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(fits.message()),
+              HasSubstr(absl::StrCat("TF_CONFIG of job ", std::string(63, 'n'), "/",
+                                     std::string(49, 'j'), " for worker 997 would be ")));
+  EXPECT_THAT(std::string(fits.message()), HasSubstr("MAX_ARG_STRLEN"));
+  EXPECT_THAT(std::string(fits.message()), HasSubstr("1000 replicas"));
+  absl::StatusOr<std::string> config = renderer->Render(ReplicaType::kCoordinator, 0);
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(config.status().message()), HasSubstr("for coordinator 0 would be "));
+
+  const v1alpha1::FieldErrors errors = CheckClusterTfConfigSize(job);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].field, "spec.replicaSpecs");
+  EXPECT_THAT(errors[0].message, HasSubstr("MAX_ARG_STRLEN"));
+
+  // The same job in a short namespace fits: ~75 bytes an address.
+  job.metadata.namespace_name = "ml";
+  EXPECT_TRUE(CheckClusterTfConfigSize(job).empty());
+  renderer = TfConfigRenderer::Create(job, ClusterServiceAddresses(job, 2222));
+  ASSERT_TRUE(renderer.ok());
+  config = renderer->Render(ReplicaType::kWorker, 997);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_LE(config->size() + std::string("TF_CONFIG=").size() + 1, 128u * 1024);
+  EXPECT_GT(config->size(), 70'000u);
+}
+
 }  // namespace
 }  // namespace tj

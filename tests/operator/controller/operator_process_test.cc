@@ -60,9 +60,9 @@ std::string Shell(const std::string& command, bool* ok = nullptr) {
 std::string Kubectl(const std::string& args, bool* ok = nullptr,
                     const std::string& kubeconfig = "") {
   return Shell("kubectl --kubeconfig=" +
-                 Quote(kubeconfig.empty() ? KubeClusterEnvironment::kubeconfig() : kubeconfig) +
-                 " " + args,
-             ok);
+                   Quote(kubeconfig.empty() ? KubeClusterEnvironment::kubeconfig() : kubeconfig) +
+                   " " + args,
+               ok);
 }
 
 int FreePort() {
@@ -87,22 +87,27 @@ struct OperatorProcess {
 
 OperatorProcess StartOperator(const std::string& name, const std::string& kubeconfig,
                               const std::string& workdir,
-                              const std::string& lease_id = "tj-operator-it") {
+                              const std::string& lease_id = "tj-operator-it",
+                              const std::vector<std::string>& extra_args = {}) {
   OperatorProcess p;
   p.name = name;
   p.metrics_port = FreePort();
   p.health_port = FreePort();
   p.log = workdir + "/" + name + ".log";
-  const std::vector<std::string> args = {
-      std::string(TJ_BIN_DIR) + "/tj-operator",
-      "--kubeconfig=" + kubeconfig,
-      "--leader-elect=true",
-      std::string("--leader-election-namespace=") + kOperatorNamespace,
-      "--leader-election-id=" + lease_id,
-      absl::StrCat("--metrics-address=127.0.0.1:", p.metrics_port),
-      absl::StrCat("--health-address=127.0.0.1:", p.health_port),
-      "--workers=2",
-      "--log-format=json"};
+  std::vector<std::string> args = {std::string(TJ_BIN_DIR) + "/tj-operator",
+                                   "--kubeconfig=" + kubeconfig,
+                                   "--leader-elect=true",
+                                   std::string("--leader-election-namespace=") + kOperatorNamespace,
+                                   "--leader-election-id=" + lease_id,
+                                   absl::StrCat("--metrics-address=127.0.0.1:", p.metrics_port),
+                                   absl::StrCat("--health-address=127.0.0.1:", p.health_port),
+                                   "--workers=2",
+                                   "--log-format=json"};
+  for (const std::string& extra : extra_args) {  // "--flag=value" replaces the default one
+    const std::string flag = extra.substr(0, extra.find('=') + 1);
+    std::erase_if(args, [&](const std::string& a) { return absl::StartsWith(a, flag); });
+    args.push_back(extra);
+  }
   p.pid = fork();
   if (p.pid == 0) {
     const int fd = open(p.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -123,8 +128,8 @@ int StopOperator(OperatorProcess& p, absl::Duration timeout = absl::Seconds(30))
   if (p.pid <= 0) return -1;
   kill(p.pid, SIGTERM);
   int status = 0;
-  const bool exited = testing::WaitFor(
-      [&] { return waitpid(p.pid, &status, WNOHANG) == p.pid; }, timeout);
+  const bool exited =
+      testing::WaitFor([&] { return waitpid(p.pid, &status, WNOHANG) == p.pid; }, timeout);
   if (!exited) {
     kill(p.pid, SIGKILL);
     waitpid(p.pid, &status, 0);
@@ -158,9 +163,9 @@ class OperatorProcessTest : public ::testing::Test {
         &ok);
     ASSERT_TRUE(ok) << out;
     ASSERT_TRUE(testing::WaitFor([] {
-      return Kubectl("get crd trainingjobs.trainingjob.dev -o "
-                     "jsonpath='{.status.conditions[?(@.type==\"Established\")].status}'") ==
-             "True";
+      return Kubectl(
+                 "get crd trainingjobs.trainingjob.dev -o "
+                 "jsonpath='{.status.conditions[?(@.type==\"Established\")].status}'") == "True";
     }));
     for (const char* ns : {kOperatorNamespace, kJobNamespace}) {
       out = Kubectl(absl::StrCat("create namespace ", ns), &ok);
@@ -207,10 +212,10 @@ class OperatorProcessTest : public ::testing::Test {
       out = Kubectl(args, &ok, operator_kubeconfig_);
       ASSERT_TRUE(ok) << out;
     }
-    out = Kubectl("auth whoami -o jsonpath='{.status.userInfo.username}'", &ok,
-                  operator_kubeconfig_);
-    ASSERT_EQ(out, absl::StrCat("system:serviceaccount:", kOperatorNamespace, ":",
-                                service_account));
+    out =
+        Kubectl("auth whoami -o jsonpath='{.status.userInfo.username}'", &ok, operator_kubeconfig_);
+    ASSERT_EQ(out,
+              absl::StrCat("system:serviceaccount:", kOperatorNamespace, ":", service_account));
 
     auto config = kube::LoadKubeConfigFiles({KubeClusterEnvironment::kubeconfig()});
     ASSERT_TRUE(config.ok()) << config.status();
@@ -261,7 +266,8 @@ class OperatorProcessTest : public ::testing::Test {
     return out;
   }
   std::string State() {
-    return Kubectl(absl::StrCat("-n ", kJobNamespace, " get tj digits -o jsonpath='{.status.state}'"));
+    return Kubectl(
+        absl::StrCat("-n ", kJobNamespace, " get tj digits -o jsonpath='{.status.state}'"));
   }
   std::string LeaseHolder() {
     return Kubectl(absl::StrCat("-n ", kOperatorNamespace,
@@ -296,7 +302,8 @@ TEST_F(OperatorProcessTest, TwoReplicasUnderChartRbacHandOverMidJobWithoutDuplic
       << "a standby is ready";
   EXPECT_THAT(testing::HttpGet(leader->health_port, "/healthz"), HasSubstr("200 OK"));
 
-  const std::string job_file = std::string(TJ_SOURCE_DIR) + "/tests/operator/controller/testdata/small-job.yaml";
+  const std::string job_file =
+      std::string(TJ_SOURCE_DIR) + "/tests/operator/controller/testdata/small-job.yaml";
   bool ok = false;
   std::string out = Kubectl(absl::StrCat("-n ", kJobNamespace, " apply -f ", Quote(job_file)), &ok);
   ASSERT_TRUE(ok) << out;
@@ -317,7 +324,8 @@ TEST_F(OperatorProcessTest, TwoReplicasUnderChartRbacHandOverMidJobWithoutDuplic
   ASSERT_TRUE(testing::WaitFor([&] {
     const std::string holder = LeaseHolder();
     return !holder.empty() && holder != old_leader;
-  })) << "the standby never took over; holder " << LeaseHolder();
+  })) << "the standby never took over; holder "
+      << LeaseHolder();
   EXPECT_TRUE(absl::StartsWith(LeaseHolder(), standby->name));
 
   SetPodStatus("digits-coordinator-0", Exited(0));
@@ -344,9 +352,10 @@ TEST_F(OperatorProcessTest, TwoReplicasUnderChartRbacHandOverMidJobWithoutDuplic
   EXPECT_TRUE(ok) << out;
 
   // Every action was an Event on the job.
-  const std::string events = Kubectl(absl::StrCat(
-      "-n ", kJobNamespace, " get events --field-selector involvedObject.name=digits -o "
-      "jsonpath='{range .items[*]}{.reason}: {.message}{\"\\n\"}{end}'"));
+  const std::string events =
+      Kubectl(absl::StrCat("-n ", kJobNamespace,
+                           " get events --field-selector involvedObject.name=digits -o "
+                           "jsonpath='{range .items[*]}{.reason}: {.message}{\"\\n\"}{end}'"));
   // One Event for the objects a reconcile created, naming them.
   EXPECT_THAT(events, HasSubstr("Created: created the token secret digits-job-token, "));
   EXPECT_THAT(events, ::testing::ContainsRegex("pods \\(digits-coordinator-0, digits-ps-0, "));
@@ -362,8 +371,7 @@ TEST_F(OperatorProcessTest, TwoReplicasUnderChartRbacHandOverMidJobWithoutDuplic
   ASSERT_TRUE(ok) << out;
   int status = 0;
   ASSERT_TRUE(testing::WaitFor(
-      [&] { return waitpid(standby->pid, &status, WNOHANG) == standby->pid; },
-      absl::Seconds(60)))
+      [&] { return waitpid(standby->pid, &status, WNOHANG) == standby->pid; }, absl::Seconds(60)))
       << "the leader kept running after losing the Lease";
   standby->pid = -1;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "status " << status;
@@ -487,6 +495,178 @@ TEST_F(OperatorProcessTest, AJobThatMakesTheOperatorThrowIsRetriedWhileAnotherIs
   EXPECT_FALSE(testing::WaitFor(exited, absl::Seconds(5)))
       << "the operator exited on the job's status; status " << status;
   Kubectl(absl::StrCat("delete namespace ", kNamespace, " --wait=false"));
+}
+
+// A TrainingJob as JSON: `workers` workers, one PS, in `ns`.
+json JobObject(const std::string& ns, const std::string& name, int64_t workers) {
+  const json containers =
+      json::array({{{"name", "trainer"}, {"image", "trainingjob/tj-runtime:dev"}}});
+  const json replica = {{"template", {{"spec", {{"containers", containers}}}}}};
+  json worker = replica;
+  worker["replicas"] = workers;
+  return {{"apiVersion", "trainingjob.dev/v1alpha1"},
+          {"kind", "TrainingJob"},
+          {"metadata", {{"name", name}, {"namespace", ns}}},
+          {"spec",
+           {{"replicaSpecs", {{"Coordinator", replica}, {"PS", replica}, {"Worker", worker}}}}}};
+}
+
+// VmHWM (peak resident memory) of a process, in KiB; -1 when unreadable.
+int64_t PeakRssKib(pid_t pid) {
+  std::istringstream status(ReadFile(absl::StrCat("/proc/", pid, "/status")));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (absl::StartsWith(line, "VmHWM:")) return std::stoll(line.substr(6));
+  }
+  return -1;
+}
+
+class OperatorLimitsTest : public OperatorProcessTest {
+ protected:
+  void TearDown() override {
+    // The CRD as shipped, whatever a test did to it.
+    Kubectl("apply -f " +
+            Quote(std::string(TJ_SOURCE_DIR) + "/crds/trainingjob.dev_trainingjobs.yaml"));
+    OperatorProcessTest::TearDown();
+  }
+
+  void CreateNamespace(const std::string& ns) {
+    bool ok = false;
+    const std::string out = Kubectl("create namespace " + ns, &ok);
+    ASSERT_TRUE(ok || absl::StrContains(out, "AlreadyExists")) << out;
+  }
+  void Create(const json& job) {
+    const std::string file =
+        absl::StrCat(workdir_, "/", job["metadata"]["name"].get<std::string>(), ".json");
+    std::ofstream(file) << job.dump();
+    bool ok = false;
+    const std::string out = Kubectl("create -f " + Quote(file), &ok);
+    ASSERT_TRUE(ok) << out;
+  }
+  json Job(const std::string& ns, const std::string& name) {
+    bool ok = false;
+    const std::string out = Kubectl(absl::StrCat("-n ", ns, " get tj ", name, " -o json"), &ok);
+    return ok ? json::parse(out, nullptr, false) : json();
+  }
+  // The Failed condition's message once the job is Failed; "" until then.
+  std::string FailedMessage(const std::string& ns, const std::string& name) {
+    const json job = Job(ns, name);
+    if (!job.is_object() || !job.contains("status") ||
+        job["status"].value("state", "") != "Failed") {
+      return "";
+    }
+    for (const json& c : job["status"].value("conditions", json::array())) {
+      if (c.value("type", "") == "Failed") return c.value("message", "?");
+    }
+    return "?";
+  }
+  size_t PodCount(const std::string& ns, const std::string& job) {
+    kube::ListOptions options;
+    options.label_selector = "trainingjob.dev/job-name=" + job;
+    auto list = admin_->List(*kube::Resource("pods", ns), options);
+    return list.ok() ? (*list)["items"].size() : 0;
+  }
+};
+
+// The measured incident: a job with 2,000,000,000 workers, here created under a CRD that lacks the
+// limits (an older CRD, or one installed without validation). The operator marks it Failed naming
+// the field, without allocating for its replicas; its memory stays bounded; a job next to it gets
+// its pods. A job within the replica limits whose TF_CONFIG would not fit in an environment
+// variable (long names, 1000 replicas) is refused the same way, naming the job and the replica.
+TEST_F(OperatorLimitsTest, HostileJobIsFailedWithBoundedMemoryAndOtherJobsRun) {
+  const std::string ns = "op-limits";
+  CreateNamespace(ns);
+  // The CRD without its replica limits (the maxima and the total's CEL rule).
+  const std::string schema =
+      "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/replicaSpecs";
+  json patch = json::array({{{"op", "remove"}, {"path", schema + "/x-kubernetes-validations/1"}}});
+  for (const char* type : {"Coordinator", "PS", "Worker"}) {
+    patch.push_back(
+        {{"op", "remove"},
+         {"path", absl::StrCat(schema, "/properties/", type, "/properties/replicas/maximum")}});
+  }
+  bool ok = false;
+  std::string out =
+      Kubectl("patch crd trainingjobs.trainingjob.dev --type=json -p " + Quote(patch.dump()), &ok);
+  ASSERT_TRUE(ok) << out;
+  const json hostile = JobObject(ns, "hostile", 2000000000);
+  const std::string hostile_file = workdir_ + "/hostile.json";
+  std::ofstream(hostile_file) << hostile.dump();
+  // The API server takes the new schema on shortly after the patch.
+  ASSERT_TRUE(testing::WaitFor([&] {
+    bool created = false;
+    Kubectl("create -f " + Quote(hostile_file), &created);
+    return created;
+  })) << "the CRD without limits never accepted the hostile job";
+
+  // A job within the limits whose TF_CONFIG cannot fit: 1000 replicas, 49 + 63 characters of names.
+  const std::string long_ns(63, 'n');
+  CreateNamespace(long_ns);
+  Create(JobObject(long_ns, std::string(49, 'j'), 998));
+
+  a_ = StartOperator("op-limits", operator_kubeconfig_, workdir_, "tj-operator-limits-it",
+                     {"--leader-elect=false"});
+  ASSERT_TRUE(testing::WaitFor([&] { return !FailedMessage(ns, "hostile").empty(); }))
+      << Job(ns, "hostile").dump(2);
+  EXPECT_THAT(FailedMessage(ns, "hostile"),
+              HasSubstr("spec.replicaSpecs.Worker.replicas: Invalid value: 2000000000: must be "
+                        "less than or equal to 1000"));
+  EXPECT_EQ(PodCount(ns, "hostile"), 0u);
+
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return !FailedMessage(long_ns, std::string(49, 'j')).empty(); }));
+  const std::string tf_config = FailedMessage(long_ns, std::string(49, 'j'));
+  EXPECT_THAT(tf_config,
+              HasSubstr(absl::StrCat("TF_CONFIG of job ", long_ns, "/", std::string(49, 'j'))));
+  EXPECT_THAT(tf_config, HasSubstr("MAX_ARG_STRLEN"));
+  EXPECT_EQ(PodCount(long_ns, std::string(49, 'j')), 0u);
+
+  // Another tenant's job, created next to them, gets its pods from the same operator.
+  Create(JobObject(ns, "neighbour", 2));
+  ASSERT_TRUE(testing::WaitFor([&] { return PodCount(ns, "neighbour") == 4; }))
+      << PodCount(ns, "neighbour");
+
+  int status = 0;
+  ASSERT_EQ(waitpid(a_.pid, &status, WNOHANG), 0) << "the operator died";
+  const int64_t peak_kib = PeakRssKib(a_.pid);
+  ASSERT_GT(peak_kib, 0);
+  EXPECT_LT(peak_kib, 300 * 1024) << "peak RSS " << peak_kib << " KiB";
+  std::cerr << "tj-operator peak RSS (VmHWM) with the hostile job: " << peak_kib << " KiB\n";
+  EXPECT_EQ(StopOperator(a_), 0);
+}
+
+// SIGTERM while a reconcile is busy handing a 1000-replica job's creates to a write queue of one
+// (each create waits for the one before it), with two more such jobs queued: the operator stops
+// at once, in order (exit 0), instead of first sending every write and
+// reconciling every queued job. --shutdown-timeout is set beyond the wait below, so a forced exit
+// cannot pass for an orderly one.
+TEST_F(OperatorLimitsTest, SigtermDuringBusyReconcileStopsWithinTheGracePeriod) {
+  const std::string ns = "op-busy";
+  CreateNamespace(ns);
+  for (const char* name : {"busy-a", "busy-b", "busy-c"}) Create(JobObject(ns, name, 998));
+  a_ = StartOperator("op-busy", operator_kubeconfig_, workdir_, "tj-operator-busy-it",
+                     {"--leader-elect=false", "--workers=1", "--write-concurrency=1",
+                      "--write-queue-capacity=1", "--shutdown-timeout=120s"});
+  auto created = [&] {
+    return PodCount(ns, "busy-a") + PodCount(ns, "busy-b") + PodCount(ns, "busy-c");
+  };
+  ASSERT_TRUE(testing::WaitFor([&] { return created() >= 5; })) << "no reconcile got busy";
+  const size_t at_signal = created();
+  ASSERT_LT(at_signal, 500u) << "the writes were over before the signal: nothing was busy";
+
+  kill(a_.pid, SIGTERM);
+  int status = 0;
+  // The pod's grace period: Kubernetes' default terminationGracePeriodSeconds (the chart's too).
+  const bool exited = testing::WaitFor([&] { return waitpid(a_.pid, &status, WNOHANG) == a_.pid; },
+                                       absl::Seconds(30));
+  if (!exited) {
+    kill(a_.pid, SIGKILL);
+    waitpid(a_.pid, &status, 0);
+  }
+  a_.pid = -1;
+  ASSERT_TRUE(exited) << "still running 30 s after SIGTERM";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "not an orderly stop: " << status;
+  EXPECT_LT(created(), 2994u) << "it created every pod before stopping";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // environment contract, what of the user's template survives.
 #include "operator/controller/replica_objects.h"
 
+#include <memory>
 #include <string>
 
 #include "absl/strings/escaping.h"
@@ -75,8 +76,8 @@ TEST(ReplicaObjectsTest, TrainerGetsTheEnvironmentContractAndItWinsOverUserValue
   EXPECT_EQ(EnvValue(trainer, "TJ_COORDINATOR_ADDRESS"), "digits-coordinator-0.ml.svc:2222");
   bool pod_ip_from_downward_api = false;
   for (const json& var : trainer["env"]) {
-    pod_ip_from_downward_api |= var["name"] == "TJ_POD_IP" &&
-                                var["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP";
+    pod_ip_from_downward_api |=
+        var["name"] == "TJ_POD_IP" && var["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP";
   }
   EXPECT_TRUE(pod_ip_from_downward_api);
   EXPECT_EQ(EnvValue(trainer, "TJ_TOKEN_FILE"),
@@ -138,6 +139,33 @@ TEST(ReplicaObjectsTest, TokenSecretHoldsTheTokenBase64) {
   ASSERT_TRUE(absl::Base64Unescape(secret["data"]["token"].get<std::string>(), &decoded));
   EXPECT_EQ(decoded, "s3cr3t");
   EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["name"], "digits");
+}
+
+// The pods of one reconcile share one JobPods: the same pods as built one by one, and a job whose
+// TF_CONFIG cannot fit in an environment variable builds none, the error naming job and replica.
+TEST(ReplicaObjectsTest, SharedJobPodsBuildTheSamePodsAndRefuseAnOversizedTfConfig) {
+  auto job =
+      std::make_shared<const v1alpha1::TrainingJob>(testing::LoadJob(testing::SmallJobYaml("", 3)));
+  auto pods = JobPods::Create(job);
+  ASSERT_TRUE(pods.ok()) << pods.status();
+  for (int i = 0; i < 3; ++i) {
+    auto shared = BuildReplicaPod(**pods, {ReplicaType::kWorker, i});
+    auto alone = BuildReplicaPod(*job, {ReplicaType::kWorker, i});
+    ASSERT_TRUE(shared.ok() && alone.ok());
+    EXPECT_EQ(*shared, *alone);
+  }
+
+  v1alpha1::TrainingJob big = *job;
+  big.metadata.name = std::string(49, 'j');
+  big.metadata.namespace_name = std::string(63, 'n');
+  big.spec.replica_specs[ReplicaType::kWorker].replicas = 998;
+  auto refused = JobPods::Create(std::make_shared<const v1alpha1::TrainingJob>(big));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("TF_CONFIG of job " + std::string(63, 'n') + "/" +
+                                            std::string(49, 'j') + " for worker 997"),
+            absl::string_view::npos)
+      << refused.status();
+  EXPECT_FALSE(BuildReplicaPod(big, {ReplicaType::kWorker, 0}).ok());
 }
 
 }  // namespace
