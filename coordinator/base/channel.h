@@ -1,12 +1,13 @@
-// The gRPC channel settings every runtime connection uses: keepalive pings so a dead peer is noticed
-// even on an idle connection, and a short reconnect backoff so a restarted peer is found quickly.
+// The gRPC channel settings every runtime connection uses: keepalive pings so a dead peer is
+// noticed even on an idle connection, and a short reconnect backoff so a restarted peer is found
+// quickly.
 #pragma once
-
-#include <memory>
-#include <string>
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/server_builder.h>
+
+#include <memory>
+#include <string>
 
 namespace tj {
 

@@ -75,7 +75,7 @@ TEST_F(TrainRolesTest, EachRoleIsHeldToItsRulesAndShardPathsStayInTheCheckpointD
                   ->CreateVariables({[] {
                     v1::VariableSpec spec;
                     spec.set_name("roles/v");
-                    *spec.mutable_initial_value() = FloatTensor({1, 2}, {2});
+                    *spec.mutable_initial_value() = FloatTensor(std::vector<float>{1, 2}, {2});
                     return spec;
                   }()})
                   .ok());
@@ -83,7 +83,7 @@ TEST_F(TrainRolesTest, EachRoleIsHeldToItsRulesAndShardPathsStayInTheCheckpointD
   auto worker = PsClient::Connect(cluster.ps_address(0), 0);
   ASSERT_TRUE(worker->Pull({"roles/v"}).ok());
   std::vector<v1::Tensor> delta;
-  delta.push_back(FloatTensor({0.5, 0.5}, {2}));
+  delta.push_back(FloatTensor(std::vector<float>{0.5, 0.5}, {2}));
   EXPECT_TRUE(worker->Push({"roles/v"}, std::move(delta)).ok());
   const absl::Status save = worker->SaveShard(inside).status();
   EXPECT_EQ(save.code(), absl::StatusCode::kPermissionDenied) << save;
@@ -197,11 +197,23 @@ TEST_F(TrainRolesTest, AnOlderCoordinatorIsFencedOffAndTheNewerOnesCheckpointsSt
 
   // The first coordinator wakes up: its calls are refused and it stops; nothing it does harms the
   // second one's run.
+  auto commits = [&] {
+    const std::string log = cluster.Log("chief-1");
+    int n = 0;
+    for (size_t at = log.find("committed step"); at != std::string::npos;
+         at = log.find("committed step", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const int commits_before = commits();
   cluster.Signal("chief-1", SIGCONT);
   const std::optional<int> first_exit = cluster.WaitForExit("chief-1", absl::Seconds(120));
   ASSERT_TRUE(first_exit.has_value()) << cluster.Log("chief-1");
+  // Where it was frozen decides which refusal it meets first (a worker's, the PS's, the store's,
+  // or its save in progress gone); it never commits again.
   EXPECT_NE(*first_exit, 0) << cluster.Log("chief-1");
-  EXPECT_THAT(cluster.Log("chief-1"), HasSubstr("generation 2"));
+  EXPECT_EQ(commits(), commits_before) << cluster.Log("chief-1");
 
   ASSERT_EQ(cluster.WaitForExit("chief-2", absl::Seconds(180)), 0) << cluster.Log("chief-2");
   EXPECT_EQ(second_step(), 4 * kStepsPerEpoch);
