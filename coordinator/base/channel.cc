@@ -29,8 +29,8 @@ std::shared_ptr<grpc::Channel> MakeRuntimeChannel(const std::string& address,
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   // A restarted peer comes back on the same address; the default backoff (1 s growing to 120 s)
   // would keep us away from it for minutes.
-  // Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: gRPC also uses it as the minimum connection timeout, and
-  // at 50 ms a loaded 2-core machine abandoned handshakes with a restarted peer for seconds.
+  // Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: gRPC also uses it as the minimum connection timeout, and at
+  // 50 ms a loaded 2-core machine abandoned handshakes with a restarted peer for seconds.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1'000);
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);

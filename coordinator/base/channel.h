@@ -1,13 +1,12 @@
-// The gRPC channel settings every runtime connection uses: keepalive pings so a dead peer is
-// noticed even on an idle connection, and a short reconnect backoff so a restarted peer is found
-// quickly.
+// The gRPC channel settings every runtime connection uses: keepalive pings so a dead peer is noticed
+// even on an idle connection, and a short reconnect backoff so a restarted peer is found quickly.
 #pragma once
-
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/server_builder.h>
 
 #include <memory>
 #include <string>
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/server_builder.h>
 
 namespace tj {
 

@@ -161,12 +161,10 @@ absl::Status GenerateJobTls(const std::string& dir, const std::vector<std::strin
                             const std::vector<std::string>& ip_addresses) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  if (error)
-    return absl::UnavailableError(absl::StrCat("cannot create ", dir, ": ", error.message()));
+  if (error) return absl::UnavailableError(absl::StrCat("cannot create ", dir, ": ", error.message()));
   PkeyPtr ca_key = NewKey();
   PkeyPtr key = NewKey();
-  if (ca_key == nullptr || key == nullptr)
-    return absl::InternalError("OpenSSL: EC key generation failed");
+  if (ca_key == nullptr || key == nullptr) return absl::InternalError("OpenSSL: EC key generation failed");
 
   X509Ptr ca = NewCert(ca_key.get(), "trainingjob job CA", 1);
   X509_set_issuer_name(ca.get(), X509_get_subject_name(ca.get()));
@@ -181,8 +179,7 @@ absl::Status GenerateJobTls(const std::string& dir, const std::vector<std::strin
   std::vector<std::string> names;
   for (const auto& dns : dns_names) names.push_back("DNS:" + dns);
   for (const auto& ip : ip_addresses) names.push_back("IP:" + ip);
-  if (names.empty())
-    return absl::InvalidArgumentError("a job certificate needs a DNS name or an IP");
+  if (names.empty()) return absl::InvalidArgumentError("a job certificate needs a DNS name or an IP");
   if (!AddExtension(cert.get(), ca.get(), NID_subject_alt_name, absl::StrJoin(names, ",")) ||
       !AddExtension(cert.get(), ca.get(), NID_basic_constraints, "critical,CA:FALSE") ||
       !AddExtension(cert.get(), ca.get(), NID_ext_key_usage, "serverAuth,clientAuth") ||

@@ -6,12 +6,12 @@
 // cluster, by the operator.
 #pragma once
 
-#include <grpcpp/grpcpp.h>
-
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 

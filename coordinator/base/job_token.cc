@@ -1,5 +1,7 @@
 #include "coordinator/base/job_token.h"
 
+#include "coordinator/base/job_tls.h"
+
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <spdlog/spdlog.h>
@@ -12,7 +14,6 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "coordinator/base/job_tls.h"
 
 namespace tj {
 namespace {

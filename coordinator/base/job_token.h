@@ -14,13 +14,13 @@
 //   log that once.
 #pragma once
 
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/support/client_interceptor.h>
-
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/support/client_interceptor.h>
 
 #include "absl/status/statusor.h"
 #include "coordinator/base/job_roles.h"

@@ -1,9 +1,9 @@
 #include "coordinator/base/shutdown_signals.h"
 
+#include <cstdlib>
+
 #include <arpa/inet.h>
 #include <pthread.h>
-
-#include <cstdlib>
 
 namespace tj {
 

@@ -8,10 +8,10 @@
 #define TJ_STATUS_CONCAT_INNER(a, b) a##b
 #define TJ_STATUS_CONCAT(a, b) TJ_STATUS_CONCAT_INNER(a, b)
 
-#define TJ_RETURN_IF_ERROR(expr)             \
-  do {                                       \
-    ::absl::Status tj_status_ = (expr);      \
-    if (!tj_status_.ok()) return tj_status_; \
+#define TJ_RETURN_IF_ERROR(expr)                       \
+  do {                                                 \
+    ::absl::Status tj_status_ = (expr);                \
+    if (!tj_status_.ok()) return tj_status_;           \
   } while (false)
 
 #define TJ_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

@@ -54,28 +54,17 @@ v1::Value FloatTensorValue(std::span<const float> data, std::vector<int64_t> sha
 
 std::string_view KindName(const v1::Value& value) {
   switch (value.kind_case()) {
-    case v1::Value::kNone:
-      return "none";
-    case v1::Value::kBoolValue:
-      return "bool";
-    case v1::Value::kIntValue:
-      return "int";
-    case v1::Value::kDoubleValue:
-      return "double";
-    case v1::Value::kStringValue:
-      return "string";
-    case v1::Value::kBytesValue:
-      return "bytes";
-    case v1::Value::kTensor:
-      return "tensor";
-    case v1::Value::kList:
-      return "list";
-    case v1::Value::kMap:
-      return "map";
-    case v1::Value::kResource:
-      return "resource";
-    case v1::Value::KIND_NOT_SET:
-      return "unset";
+    case v1::Value::kNone: return "none";
+    case v1::Value::kBoolValue: return "bool";
+    case v1::Value::kIntValue: return "int";
+    case v1::Value::kDoubleValue: return "double";
+    case v1::Value::kStringValue: return "string";
+    case v1::Value::kBytesValue: return "bytes";
+    case v1::Value::kTensor: return "tensor";
+    case v1::Value::kList: return "list";
+    case v1::Value::kMap: return "map";
+    case v1::Value::kResource: return "resource";
+    case v1::Value::KIND_NOT_SET: return "unset";
   }
   return "unknown";
 }
@@ -102,8 +91,7 @@ absl::StatusOr<std::vector<float>> FloatsOf(const v1::Tensor& tensor) {
   const int64_t n = NumElements(tensor);
   if (static_cast<int64_t>(tensor.data().size()) != n * static_cast<int64_t>(sizeof(float))) {
     return absl::InvalidArgumentError(absl::StrCat("tensor data has ", tensor.data().size(),
-                                                   " bytes but its shape needs ",
-                                                   n * sizeof(float)));
+                                                   " bytes but its shape needs ", n * sizeof(float)));
   }
   std::vector<float> out(static_cast<size_t>(n));
   std::memcpy(out.data(), tensor.data().data(), tensor.data().size());

@@ -1,5 +1,5 @@
-// Conversions between absl::Status, grpc::Status and the wire's StatusProto, keeping the code so
-// that retry decisions (Unavailable: retry, FailedPrecondition: don't) survive the trip.
+// Conversions between absl::Status, grpc::Status and the wire's StatusProto, keeping the code so that
+// retry decisions (Unavailable: retry, FailedPrecondition: don't) survive the trip.
 #pragma once
 
 #include <grpcpp/support/status.h>
