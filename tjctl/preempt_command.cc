@@ -122,9 +122,9 @@ int RunPreempt(const PreemptOptions& options) {
     std::fprintf(stderr, "tjctl preempt: %s\n", std::string(marked.message()).c_str());
     return 1;
   }
-  // The job's RPCs need its token.
-  if (fs::exists(work_dir + "/job-token")) {
-    ::setenv("TJ_TOKEN_FILE", (work_dir + "/job-token").c_str(), 1);
+  // The notice carries the run's control-role credential (tjctl run wrote it).
+  if (fs::exists(work_dir + "/credentials/control")) {
+    ::setenv("TJ_TOKEN_FILE", (work_dir + "/credentials/control").c_str(), 1);
   }
   // And its TLS certificates, when the run has them (tjctl run --tls).
   if (fs::exists(work_dir + "/tls/ca.crt")) ::setenv("TJ_TLS_DIR", (work_dir + "/tls").c_str(), 1);

@@ -30,7 +30,9 @@ constexpr char kRunDescription[] =
 
 constexpr char kRunFooter[] = R"(
 Each replica gets 127.0.0.1:<free port> in TF_CONFIG, the TJ_* variables, TJ_PROGRESS_FILE and
-TJ_TOKEN_FILE (a fresh job token per run, <work-dir>/job-token, mode 0600).
+TJ_TOKEN_FILE and TJ_TOKEN_VERIFIERS_FILE: a fresh job secret per run (<work-dir>/job-token,
+mode 0600) and, derived from it, one credential per role in <work-dir>/credentials; each replica
+gets its own role's. The coordinator gets TJ_COORDINATOR_GENERATION, higher at every start.
 Bare command names are looked up in $TJ_BIN_DIR, next to tjctl, then on $PATH.
 The work directory holds logs/<replica>.log, progress.json, status.json and checkpoints/;
 run again with the same --work-dir (or --checkpoint-dir) to resume from its checkpoints.
@@ -64,25 +66,36 @@ bool MakeDirs(const std::string& dir, std::FILE* err) {
   return true;
 }
 
-// A fresh job token for this run, readable by the user only (the processes run as the user).
-bool WriteJobToken(const std::string& path, std::FILE* err) {
+// A file readable by the user only (the processes run as the user).
+bool WritePrivateFile(const std::string& path, const std::string& content, std::FILE* err) {
+  std::error_code ignored;
+  fs::remove(path, ignored);  // an earlier run's, possibly with wider permissions
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  const bool written =
+      fd >= 0 && write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+  const int error = errno;
+  if (fd >= 0) close(fd);
+  if (!written) {
+    std::fprintf(err, "tjctl run: cannot write %s: %s\n", path.c_str(), strerror(error));
+  }
+  return written;
+}
+
+// A fresh job secret for this run and the role credentials derived from it (job_roles.h).
+bool WriteJobToken(const local::RunPaths& paths, std::FILE* err) {
   auto token = GenerateJobToken();
   if (!token.ok()) {
     std::fprintf(err, "tjctl run: %s\n", std::string(token.status().message()).c_str());
     return false;
   }
-  std::error_code ignored;
-  fs::remove(path, ignored);  // an earlier run's, possibly with wider permissions
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  const bool written = fd >= 0 && write(fd, token->data(), token->size()) ==
-                                      static_cast<ssize_t>(token->size());
-  const int error = errno;
-  if (fd >= 0) close(fd);
-  if (!written) {
-    std::fprintf(err, "tjctl run: cannot write the job token %s: %s\n", path.c_str(),
-                 strerror(error));
+  if (!WritePrivateFile(paths.token_file, *token, err) || !MakeDirs(paths.credentials_dir, err)) {
+    return false;
   }
-  return written;
+  fs::permissions(paths.credentials_dir, fs::perms::owner_all, fs::perm_options::replace);
+  for (const auto& [name, content] : JobCredentialFiles(*token)) {
+    if (!WritePrivateFile(paths.credentials_dir + "/" + name, content, err)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -123,6 +136,7 @@ int RunJobLocally(const RunOptions& options, std::FILE* out, std::FILE* err) {
   paths.logs_dir = paths.work_dir + "/logs";
   paths.progress_file = paths.work_dir + "/progress.json";
   paths.token_file = paths.work_dir + "/job-token";
+  paths.credentials_dir = paths.work_dir + "/credentials";
   if (options.tls) paths.tls_dir = paths.work_dir + "/tls";
   if (job.spec.checkpoint.has_value()) {
     paths.checkpoint_dir = Absolute(options.checkpoint_dir.empty() ? paths.work_dir + "/checkpoints"
@@ -148,8 +162,7 @@ int RunJobLocally(const RunOptions& options, std::FILE* out, std::FILE* err) {
   }
   if (!MakeDirs(paths.logs_dir, err) ||
       (!paths.checkpoint_dir.empty() && !MakeDirs(paths.checkpoint_dir, err)) ||
-      !MakeDirs(fs::path(status_file).parent_path().string(), err) ||
-      !WriteJobToken(paths.token_file, err)) {
+      !MakeDirs(fs::path(status_file).parent_path().string(), err) || !WriteJobToken(paths, err)) {
     return kExitInvalid;
   }
   if (!paths.tls_dir.empty()) {

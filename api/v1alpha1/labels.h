@@ -19,9 +19,13 @@ inline constexpr char kReplicaIndexLabel[] = "trainingjob.dev/replica-index";
 inline constexpr int kTrainerPort = 2222;
 inline constexpr char kTrainerPortName[] = "tj-port";
 
-// The Secret holding the job's RPC token (key "token"), mounted read-only into every pod of the
-// job at kJobTokenMountPath; TJ_TOKEN_FILE points at the file.
+// The Secret holding the job's secret (key "token", which only the operator reads) and what it
+// derives from it (coordinator/base/job_roles.h): one credential per role under the role's name
+// ("coordinator", "ps", "worker", "control") and the verifiers of them all ("verifiers"). Each pod
+// mounts only its own role's key and the verifiers, read-only, at kJobTokenMountPath;
+// TJ_TOKEN_FILE and TJ_TOKEN_VERIFIERS_FILE point at the files.
 inline constexpr char kJobTokenSecretKey[] = "token";
+inline constexpr char kJobVerifiersSecretKey[] = "verifiers";
 inline constexpr char kJobTokenVolumeName[] = "tj-job-token";
 inline constexpr char kJobTokenMountPath[] = "/var/run/secrets/trainingjob.dev/job-token";
 inline std::string JobTokenSecretName(std::string_view job_name) {

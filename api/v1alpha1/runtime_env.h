@@ -45,7 +45,13 @@ inline constexpr char kCoordinatorAddress[] = "TJ_COORDINATOR_ADDRESS";
 // replica whose TF_CONFIG address is a DNS name listens on it rather than on every address, so
 // pods that share a network (a test node agent, hostNetwork) do not collide on the port.
 inline constexpr char kPodIp[] = "TJ_POD_IP";
-// The job's RPC token file (the mounted Secret); coordinator/base/job_token.h reads it.
+// The process's role credential file and the verifiers of every role's credential (the mounted
+// Secret's keys); coordinator/base/job_token.h reads them.
 inline constexpr char kTokenFile[] = "TJ_TOKEN_FILE";
+inline constexpr char kTokenVerifiersFile[] = "TJ_TOKEN_VERIFIERS_FILE";
+// The coordinator only: its generation, above every earlier coordinator's of the job, which
+// parameter servers, workers and the checkpoint store use to refuse an older coordinator
+// (coordinator/base/coordinator_generation.h).
+inline constexpr char kCoordinatorGeneration[] = "TJ_COORDINATOR_GENERATION";
 
 }  // namespace tj::v1alpha1::env

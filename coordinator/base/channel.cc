@@ -2,8 +2,9 @@
 
 #include <arpa/inet.h>
 
-#include "coordinator/base/job_token.h"
+#include "coordinator/base/coordinator_generation.h"
 #include "coordinator/base/job_tls.h"
+#include "coordinator/base/job_token.h"
 
 namespace tj {
 
@@ -37,10 +38,15 @@ std::shared_ptr<grpc::Channel> MakeRuntimeChannel(const std::string& address,
   args.SetMaxSendMessageSize(max_message_bytes);
   // Each peer gets its own subchannel, so one dead worker cannot stall the connection to another.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  // Every call carries the job's token (job_token.h); none when the process has no token. TLS
-  // when the job has certificates (job_tls.h).
+  // Every call carries the process's credential (job_token.h; none when it has none) and, from a
+  // coordinator, its generation (coordinator_generation.h). TLS when the job has certificates
+  // (job_tls.h).
+  auto interceptors = JobTokenInterceptors();
+  for (auto& generation : CoordinatorGenerationInterceptors()) {
+    interceptors.push_back(std::move(generation));
+  }
   return grpc::experimental::CreateCustomChannelWithInterceptors(
-      ChannelTarget(address), RuntimeChannelCredentials(), args, JobTokenInterceptors());
+      ChannelTarget(address), RuntimeChannelCredentials(), args, std::move(interceptors));
 }
 
 void ConfigureRuntimeServer(grpc::ServerBuilder& builder, int max_message_bytes) {

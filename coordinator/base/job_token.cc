@@ -23,6 +23,12 @@ std::optional<std::optional<std::string>>& TokenSlot() {
   static std::optional<std::optional<std::string>> slot;
   return slot;
 }
+std::optional<std::optional<RoleVerifiers>>& VerifiersSlot() {
+  static std::optional<std::optional<RoleVerifiers>> slot;
+  return slot;
+}
+
+constexpr absl::string_view kBearerPrefix = "Bearer ";
 
 class TokenInterceptor : public grpc::experimental::Interceptor {
  public:
@@ -94,20 +100,67 @@ void SetJobTokenForTesting(std::optional<std::string> token) {
   TokenSlot() = std::move(token);
 }
 
-grpc::Status CheckJobToken(const grpc::ServerContext& context) {
+absl::StatusOr<std::optional<RoleVerifiers>> LoadJobVerifiersFromEnvironment() {
+  const char* path = std::getenv(kTokenVerifiersFileEnv);
+  if (path == nullptr || *path == '\0') return std::optional<RoleVerifiers>();
+  std::ifstream in(path);
+  if (!in) {
+    return absl::PermissionDeniedError(
+        absl::StrCat(kTokenVerifiersFileEnv, "=", path, ": cannot read the job's verifiers file"));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<RoleVerifiers> parsed =
+      ParseRoleVerifiers(text.str(), absl::StrCat(kTokenVerifiersFileEnv, "=", path));
+  if (!parsed.ok()) return parsed.status();
+  return std::optional<RoleVerifiers>(*std::move(parsed));
+}
+
+const std::optional<RoleVerifiers>& JobVerifiers() {
+  std::lock_guard lock(token_mu);
+  auto& slot = VerifiersSlot();
+  if (!slot.has_value()) {
+    auto loaded = LoadJobVerifiersFromEnvironment();
+    if (!loaded.ok()) {
+      spdlog::critical("{}", loaded.status().ToString());
+      std::exit(2);
+    }
+    slot = *loaded;
+  }
+  return *slot;
+}
+
+void SetJobVerifiersForTesting(std::optional<RoleVerifiers> verifiers) {
+  std::lock_guard lock(token_mu);
+  VerifiersSlot() = std::move(verifiers);
+}
+
+grpc::Status AuthenticateCall(const grpc::ServerContext& context, CallerIdentity* caller) {
+  *caller = CallerIdentity{};
+  const std::optional<RoleVerifiers>& verifiers = JobVerifiers();
   const std::optional<std::string>& token = JobToken();
-  if (!token.has_value()) return grpc::Status::OK;
-  const std::string expected = "Bearer " + *token;
+  if (!verifiers.has_value() && !token.has_value()) return grpc::Status::OK;  // open
   const auto& metadata = context.client_metadata();
   auto it = metadata.find(kAuthorizationHeader);
-  if (it != metadata.end() && it->second.size() == expected.size() &&
-      CRYPTO_memcmp(it->second.data(), expected.data(), expected.size()) == 0) {
-    return grpc::Status::OK;
+  if (it == metadata.end()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "this server belongs to a training job: the call carries no job token");
+  }
+  const absl::string_view header(it->second.data(), it->second.size());
+  if (header.substr(0, kBearerPrefix.size()) == kBearerPrefix) {
+    const absl::string_view presented = header.substr(kBearerPrefix.size());
+    if (verifiers.has_value()) {
+      if (std::optional<JobRole> role = IdentifyRole(*verifiers, presented)) {
+        caller->role = role;
+        return grpc::Status::OK;
+      }
+    } else if (presented.size() == token->size() &&
+               CRYPTO_memcmp(presented.data(), token->data(), token->size()) == 0) {
+      return grpc::Status::OK;
+    }
   }
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                      it == metadata.end()
-                          ? "this server belongs to a training job: the call carries no job token"
-                          : "this server belongs to a training job: the call's job token is wrong");
+                      "this server belongs to a training job: the call's job token is wrong");
 }
 
 std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>>
@@ -121,8 +174,12 @@ JobTokenInterceptors() {
 
 void LogJobTokenMode(const std::string& program) {
   const char* tls = JobTls().has_value() ? "TLS" : "plaintext (no TJ_TLS_DIR)";
-  if (JobToken().has_value()) {
-    spdlog::info("{}: RPCs require the job token; channels use {}", program, tls);
+  if (JobVerifiers().has_value()) {
+    spdlog::info("{}: RPCs require a role credential of the job; channels use {}", program, tls);
+  } else if (JobToken().has_value()) {
+    spdlog::warn(
+        "{}: RPCs require the job token, which acts as every role (no {}); channels use {}",
+        program, kTokenVerifiersFileEnv, tls);
   } else {
     spdlog::warn("{}: no job token ({} and {} unset): RPCs are not authenticated", program,
                  kTokenFileEnv, kTokenEnv);

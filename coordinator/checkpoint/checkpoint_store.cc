@@ -80,6 +80,15 @@ void RemoveCheckpointDir(const std::string& dir, std::string_view why) {
   }
 }
 
+// A generation file's number; 0 when it is absent or unreadable (a directory of a coordinator
+// without generation, or of an older version).
+uint64_t ReadGeneration(const std::string& path) {
+  std::ifstream in(path);
+  uint64_t generation = 0;
+  if (!(in >> generation)) return 0;
+  return generation;
+}
+
 // Checks one shard against its manifest entry, cheapest test first.
 absl::Status VerifyShard(const std::string& path, const FileDigest& expected) {
   struct stat info;
@@ -110,8 +119,24 @@ std::string Checkpoint::ShardPath(std::string_view name) const {
   return absl::StrCat(dir, "/", std::string(name));
 }
 
-CheckpointStore::CheckpointStore(std::string dir, int keep)
-    : dir_(std::move(dir)), keep_(std::max(keep, 1)) {}
+CheckpointStore::CheckpointStore(std::string dir, int keep, uint64_t generation)
+    : dir_(std::move(dir)), keep_(std::max(keep, 1)), generation_(generation) {}
+
+absl::Status CheckpointStore::Claim() const {
+  const std::string path = absl::StrCat(dir_, "/", kStoreGenerationFileName);
+  const uint64_t newest = ReadGeneration(path);
+  if (newest > generation_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("checkpoint directory ", dir_, " belongs to coordinator generation ", newest,
+                     ", newer than this coordinator's generation ", generation_,
+                     ": a newer coordinator took over (", path, ")"));
+  }
+  if (newest == generation_) return absl::OkStatus();
+  std::error_code error;
+  fs::create_directories(dir_, error);
+  if (error) return FsError(error, "creating checkpoint directory", dir_);
+  return WriteFileAtomically(path, absl::StrCat(generation_, "\n"));
+}
 
 absl::StatusOr<std::vector<CheckpointListing>> CheckpointStore::List() const {
   std::vector<CheckpointListing> listings;
@@ -181,11 +206,18 @@ absl::StatusOr<std::unique_ptr<CheckpointWriter>> CheckpointStore::BeginCheckpoi
   std::error_code error;
   fs::create_directories(dir_, error);
   if (error) return FsError(error, "creating checkpoint directory", dir_);
+  TJ_RETURN_IF_ERROR(Claim());
   const std::string dir = absl::StrCat(dir_, "/", DirName(step));
   if (Exists(dir)) {
     absl::StatusOr<Checkpoint> existing = Load(step);
     if (existing.ok()) {
       return absl::AlreadyExistsError(absl::StrCat("checkpoint ", dir, " is already committed"));
+    }
+    const uint64_t writer = ReadGeneration(absl::StrCat(dir, "/", kWriterGenerationFileName));
+    if (absl::IsNotFound(existing.status()) && writer > generation_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("checkpoint ", dir, " is being written by coordinator generation ", writer,
+                       ", newer than this coordinator's generation ", generation_));
     }
     RemoveCheckpointDir(dir, absl::IsNotFound(existing.status())
                                  ? "an unfinished save of the same step"
@@ -193,6 +225,8 @@ absl::StatusOr<std::unique_ptr<CheckpointWriter>> CheckpointStore::BeginCheckpoi
     if (Exists(dir)) return absl::InternalError(absl::StrCat("could not remove stale ", dir));
   }
   if (::mkdir(dir.c_str(), 0755) != 0) return ErrnoError(errno, "creating", dir);
+  TJ_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(dir, "/", kWriterGenerationFileName),
+                                         absl::StrCat(generation_, "\n")));
   // The new directory's entry must be durable before a manifest inside it can be.
   TJ_RETURN_IF_ERROR(FsyncDirectory(dir_));
   return std::unique_ptr<CheckpointWriter>(new CheckpointWriter(*this, step, dir));
@@ -217,7 +251,8 @@ void CheckpointStore::RemoveStale(int64_t committed_step) const {
     RemoveCheckpointDir(it->dir, absl::StrCat("beyond the newest ", keep_));
   }
   for (const CheckpointListing& listing : *listings) {
-    if (!listing.committed && listing.step < newest_committed) {
+    if (!listing.committed && listing.step < newest_committed &&
+        ReadGeneration(absl::StrCat(listing.dir, "/", kWriterGenerationFileName)) <= generation_) {
       RemoveCheckpointDir(listing.dir, "a save that did not finish");
     }
   }
@@ -227,7 +262,16 @@ CheckpointWriter::CheckpointWriter(const CheckpointStore& store, int64_t step, s
     : store_(store), step_(step), dir_(std::move(dir)) {}
 
 CheckpointWriter::~CheckpointWriter() {
-  if (!committed_) RemoveCheckpointDir(dir_, "save abandoned before commit");
+  if (committed_) return;
+  // A newer coordinator may have taken the step over (and replaced the directory): not ours then.
+  const uint64_t writer = ReadGeneration(absl::StrCat(dir_, "/", kWriterGenerationFileName));
+  if (writer != store_.generation()) {
+    if (!Exists(dir_)) return;
+    spdlog::warn("checkpoint {}: left in place: now written by coordinator generation {}", dir_,
+                 writer);
+    return;
+  }
+  RemoveCheckpointDir(dir_, "save abandoned before commit");
 }
 
 absl::StatusOr<std::string> CheckpointWriter::ShardPath(std::string_view name) const {
@@ -256,6 +300,8 @@ absl::Status CheckpointWriter::Commit(const nlohmann::json& state,
     manifest.shards.push_back({name, digest});
   }
   TJ_ASSIGN_OR_RETURN(const std::string text, SerializeManifest(manifest));
+  // A newer coordinator that took over meanwhile owns the directory now.
+  TJ_RETURN_IF_ERROR(store_.Claim());
   // Shards written by other processes may not have synced this directory; do it before the
   // manifest can claim they exist.
   TJ_RETURN_IF_ERROR(FsyncDirectory(dir_));

@@ -1,6 +1,9 @@
 // The checkpoints of one job on disk: directories `<dir>/ckpt-<step, 12 digits>/` holding shard
 // files and, written last and atomically, MANIFEST.json. A directory without a manifest is a save
 // that never finished; one whose shards do not match their manifest is skipped for an older one.
+// Coordinators are fenced by generation (coordinator_generation.h): the store remembers the newest
+// one that used it (<dir>/COORDINATOR_GENERATION) and refuses older ones, and a save in progress
+// records its writer's generation (<ckpt>/WRITER_GENERATION) so nobody older removes it.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +23,8 @@
 namespace tj {
 
 inline constexpr int64_t kMaxCheckpointStep = 999'999'999'999;  // 12 digits
+inline constexpr char kStoreGenerationFileName[] = "COORDINATOR_GENERATION";
+inline constexpr char kWriterGenerationFileName[] = "WRITER_GENERATION";
 
 // A committed checkpoint whose manifest parsed and whose shards all matched it.
 struct Checkpoint {
@@ -45,13 +50,21 @@ class CheckpointWriter;
 class CheckpointStore {
  public:
   // `keep` below 1 is taken as 1: the newest checkpoint is never deleted by retention.
-  CheckpointStore(std::string dir, int keep);
+  // `generation`: the coordinator's (0: none, a process started by hand).
+  CheckpointStore(std::string dir, int keep, uint64_t generation = 0);
 
   const std::string& dir() const { return dir_; }
   int keep() const { return keep_; }
+  uint64_t generation() const { return generation_; }
+
+  // Records this store's generation as the newest to use the directory; FailedPrecondition
+  // naming both generations when a newer coordinator has claimed it already. BeginCheckpoint and
+  // Commit claim; a coordinator claims before it restores, so its predecessor stops saving.
+  absl::Status Claim() const;
 
   // Creates `<dir>/ckpt-<step>/`. A leftover directory for the same step is replaced when it is
-  // incomplete or fails verification; a valid committed one is AlreadyExists.
+  // incomplete (and not being written by a newer generation) or fails verification; a valid
+  // committed one is AlreadyExists.
   absl::StatusOr<std::unique_ptr<CheckpointWriter>> BeginCheckpoint(int64_t step);
 
   // The newest checkpoint that verifies (manifest parses, every shard has its size and CRC-32C).
@@ -76,6 +89,7 @@ class CheckpointStore {
 
   const std::string dir_;
   const int keep_;
+  const uint64_t generation_;
 };
 
 // One save in progress. Shard files may be written by this process or by others (each parameter

@@ -6,9 +6,10 @@
 #include <cstdlib>
 
 #include "absl/random/random.h"
-#include "coordinator/base/job_token.h"
+#include "coordinator/base/rpc_authorization.h"
 #include "coordinator/base/wire_status.h"
 #include "coordinator/ps/admitted_call.h"
+#include "coordinator/ps/checkpoint_path.h"
 #include "coordinator/ps/memory_budget.h"
 #include "coordinator/ps/ps_dense_methods.h"
 #include "coordinator/ps/shard_file.h"
@@ -47,20 +48,20 @@ PsService::PsService(int ps_task, VariableStore& store)
   MarkMethodStreamed(MethodIndex("Pull"),
                      new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
                          [this](grpc::ServerContext* context, RawUnaryStream* stream) {
-                           TJ_REQUIRE_JOB_TOKEN(context);
+                           TJ_AUTHORIZE(context, Rpc::kPull);
                            return IfAdmitted(drain_, [&] { return ServeRawPull(store_, *stream); });
                          }));
   MarkMethodStreamed(MethodIndex("Push"),
                      new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
                          [this](grpc::ServerContext* context, RawUnaryStream* stream) {
-                           TJ_REQUIRE_JOB_TOKEN(context);
+                           TJ_AUTHORIZE(context, Rpc::kPush);
                            return IfAdmitted(drain_, [&] { return ServeRawPush(store_, *stream); });
                          }));
 }
 
 grpc::Status PsService::Health(grpc::ServerContext* context, const v1::PsHealthRequest* /*request*/,
                                v1::PsHealthResponse* response) {
-  TJ_REQUIRE_JOB_TOKEN(context);
+  TJ_AUTHORIZE(context, Rpc::kPsHealth);
   return IfAdmitted(drain_, [&] {
     response->set_ps_task(ps_task_);
     response->set_incarnation(incarnation_);
@@ -78,26 +79,30 @@ grpc::Status PsService::Health(grpc::ServerContext* context, const v1::PsHealthR
 grpc::Status PsService::CreateVariables(grpc::ServerContext* context,
                                         const v1::CreateVariablesRequest* request,
                                         v1::CreateVariablesResponse* /*response*/) {
-  TJ_REQUIRE_JOB_TOKEN(context);
+  TJ_AUTHORIZE(context, Rpc::kCreateVariables);
+  if (grpc::Status fenced = fence_.Admit(*context, "CreateVariables"); !fenced.ok()) return fenced;
   return IfAdmitted(drain_, [&] { return ToGrpc(store_.Create(*request)); });
 }
 
 grpc::Status PsService::Lookup(grpc::ServerContext* context, const v1::LookupRequest* request,
                                v1::LookupResponse* response) {
-  TJ_REQUIRE_JOB_TOKEN(context);
+  TJ_AUTHORIZE(context, Rpc::kLookup);
   return IfAdmitted(drain_, [&] { return ToGrpc(store_.Lookup(*request, *response)); });
 }
 
 grpc::Status PsService::PushSparse(grpc::ServerContext* context,
                                    const v1::PushSparseRequest* request,
                                    v1::PushSparseResponse* /*response*/) {
-  TJ_REQUIRE_JOB_TOKEN(context);
+  TJ_AUTHORIZE(context, Rpc::kPushSparse);
   return IfAdmitted(drain_, [&] { return ToGrpc(store_.PushSparse(*request)); });
 }
 
 grpc::Status PsService::SaveShard(grpc::ServerContext* context, const v1::SaveShardRequest* request,
                                   v1::SaveShardResponse* response) {
-  TJ_REQUIRE_JOB_TOKEN(context);
+  TJ_AUTHORIZE(context, Rpc::kSaveShard);
+  if (grpc::Status fenced = fence_.Admit(*context, "SaveShard"); !fenced.ok()) return fenced;
+  if (absl::Status confined = CheckShardPath(request->path()); !confined.ok())
+    return ToGrpc(confined);
   return IfAdmitted(drain_, [&] {
     absl::StatusOr<v1::SaveShardResponse> saved = SaveShardFile(store_, request->path());
     if (saved.ok()) *response = *std::move(saved);
@@ -108,7 +113,10 @@ grpc::Status PsService::SaveShard(grpc::ServerContext* context, const v1::SaveSh
 grpc::Status PsService::RestoreShard(grpc::ServerContext* context,
                                      const v1::RestoreShardRequest* request,
                                      v1::RestoreShardResponse* response) {
-  TJ_REQUIRE_JOB_TOKEN(context);
+  TJ_AUTHORIZE(context, Rpc::kRestoreShard);
+  if (grpc::Status fenced = fence_.Admit(*context, "RestoreShard"); !fenced.ok()) return fenced;
+  if (absl::Status confined = CheckShardPath(request->path()); !confined.ok())
+    return ToGrpc(confined);
   return IfAdmitted(drain_, [&] {
     absl::StatusOr<v1::RestoreShardResponse> restored = RestoreShardFile(store_, request->path());
     if (restored.ok()) *response = *std::move(restored);

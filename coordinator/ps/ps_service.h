@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "coordinator/base/coordinator_generation.h"
 #include "coordinator/ps/call_drain.h"
 #include "coordinator/ps/variable_store.h"
 #include "tj/v1/ps.grpc.pb.h"
@@ -45,6 +46,8 @@ class PsService final : public v1::ParameterServer::Service {
   const uint64_t incarnation_;
   VariableStore& store_;
   CallDrain drain_;
+  // Only the newest coordinator creates, saves and restores (coordinator_generation.h).
+  GenerationFence fence_;
 };
 
 }  // namespace tj

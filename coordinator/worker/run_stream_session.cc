@@ -5,6 +5,8 @@
 #include <chrono>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+
 namespace tj {
 namespace {
 // Results are flushed when the backlog empties or the batch reaches this size.
@@ -27,7 +29,16 @@ void RunStreamSession::CancelLocked(uint64_t id) {
 grpc::Status RunStreamSession::Serve() {
   std::thread executor([this] { ExecutorLoop(); });
   v1::RunBatch batch;
+  grpc::Status ended = grpc::Status::OK;
   while (stream_->Read(&batch)) {
+    if (fence_ != nullptr && fence_->newest() > generation_) {
+      ended = grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                           absl::StrCat("RunStream refused: it comes from coordinator generation ",
+                                        generation_, ", older than generation ", fence_->newest(),
+                                        ", which this worker has seen: a newer coordinator took "
+                                        "over"));
+      break;
+    }
     const auto received = std::chrono::steady_clock::now();
     absl::MutexLock lock(&mu_);
     for (auto& run : *batch.mutable_runs()) pending_.push_back(Pending{std::move(run), received});
@@ -41,7 +52,7 @@ grpc::Status RunStreamSession::Serve() {
     if (running_flag_ != nullptr) running_flag_->Cancel();
   }
   executor.join();
-  return grpc::Status::OK;
+  return ended;
 }
 
 void RunStreamSession::ExecutorLoop() {

@@ -14,6 +14,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "coordinator/base/coordinator_generation.h"
 #include "coordinator/worker/closure_runner.h"
 #include "tj/v1/worker.grpc.pb.h"
 
@@ -23,9 +24,14 @@ class RunStreamSession {
  public:
   using Stream = grpc::ServerReaderWriterInterface<v1::ResultBatch, v1::RunBatch>;
 
-  RunStreamSession(const ClosureRunner* runner, Stream* stream) : runner_(runner), stream_(stream) {}
+  // `fence` (optional): the stream belongs to coordinator `generation` and ends, refused, at the
+  // first batch after a newer coordinator was admitted (coordinator_generation.h).
+  RunStreamSession(const ClosureRunner* runner, Stream* stream,
+                   const GenerationFence* fence = nullptr, uint64_t generation = 0)
+      : runner_(runner), stream_(stream), fence_(fence), generation_(generation) {}
 
-  // Returns when the coordinator closes the stream or the connection breaks.
+  // Returns when the coordinator closes the stream or the connection breaks (OK), or when a newer
+  // coordinator took over (FailedPrecondition).
   grpc::Status Serve();
 
  private:
@@ -34,6 +40,8 @@ class RunStreamSession {
 
   const ClosureRunner* runner_;
   Stream* stream_;
+  const GenerationFence* const fence_;
+  const uint64_t generation_;
   absl::Mutex mu_;
   struct Pending {
     v1::RunRequest request;

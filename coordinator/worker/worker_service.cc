@@ -2,8 +2,8 @@
 
 #include <random>
 
-#include "coordinator/base/job_token.h"
 #include "absl/strings/str_cat.h"
+#include "coordinator/base/rpc_authorization.h"
 #include "coordinator/base/wire_status.h"
 #include "coordinator/worker/run_stream_session.h"
 
@@ -24,7 +24,8 @@ WorkerService::WorkerService(const FunctionRegistry* registry, WorkerIdentity id
 
 grpc::Status WorkerService::Run(grpc::ServerContext* context, const v1::RunRequest* request,
                                 v1::RunResult* result) {
-  TJ_REQUIRE_JOB_TOKEN(context);
+  TJ_AUTHORIZE(context, Rpc::kRun);
+  if (grpc::Status fenced = fence_.Admit(*context, "Run"); !fenced.ok()) return fenced;
   CancellationFlag flag;
   runner_.Run(*request, &flag, result);
   return grpc::Status::OK;
@@ -32,15 +33,18 @@ grpc::Status WorkerService::Run(grpc::ServerContext* context, const v1::RunReque
 
 grpc::Status WorkerService::RunStream(
     grpc::ServerContext* context, grpc::ServerReaderWriter<v1::ResultBatch, v1::RunBatch>* stream) {
-  TJ_REQUIRE_JOB_TOKEN(context);
-  RunStreamSession session(&runner_, stream);
+  TJ_AUTHORIZE(context, Rpc::kRunStream);
+  if (grpc::Status fenced = fence_.Admit(*context, "RunStream"); !fenced.ok()) return fenced;
+  // Admit() parsed the header already: it is valid here.
+  RunStreamSession session(&runner_, stream, &fence_, CallGeneration(*context).value_or(0));
   return session.Serve();
 }
 
 grpc::Status WorkerService::CreateResource(grpc::ServerContext* context,
                                            const v1::CreateResourceRequest* request,
                                            v1::CreateResourceResponse* response) {
-  TJ_REQUIRE_JOB_TOKEN(context);
+  TJ_AUTHORIZE(context, Rpc::kCreateResource);
+  if (grpc::Status fenced = fence_.Admit(*context, "CreateResource"); !fenced.ok()) return fenced;
   auto description = runner_.CreateResource(*request);
   if (description.ok()) {
     *response->mutable_description() = std::move(*description);
@@ -52,7 +56,7 @@ grpc::Status WorkerService::CreateResource(grpc::ServerContext* context,
 
 grpc::Status WorkerService::Health(grpc::ServerContext* context, const v1::HealthRequest* request,
                                    v1::HealthResponse* response) {
-  TJ_REQUIRE_JOB_TOKEN(context);
+  TJ_AUTHORIZE(context, Rpc::kWorkerHealth);
   response->set_task(absl::StrCat("/job:worker/task:", identity_.task_index));
   response->set_incarnation(incarnation_);
   for (const auto& name : registry_->function_names()) response->add_functions(name);

@@ -2,13 +2,14 @@
 // Where RPCs to workers are served.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
+#include "coordinator/base/coordinator_generation.h"
 #include "coordinator/worker/closure_runner.h"
 #include "coordinator/worker/function_context.h"
 #include "coordinator/worker/function_registry.h"
@@ -45,6 +46,9 @@ class WorkerService final : public v1::Worker::Service {
   PsClients ps_clients_;
   ResourceTable resources_;
   ClosureRunner runner_;
+  // Functions run only for the newest coordinator: an older one living on must not push into
+  // the parameters its successor restored.
+  GenerationFence fence_;
 };
 
 }  // namespace tj

@@ -232,6 +232,19 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   absl::StatusOr<std::optional<std::string>> cached_token = CachedToken(job);
   if (!cached_token.ok()) return {cached_token.status(), std::nullopt};
   if (cached_token->has_value()) token = **cached_token;
+  if (cached_token->has_value() && !token.empty()) {
+    // A Secret of an operator before role credentials: add them, or new pods (which mount their
+    // role's key) could not start.
+    const std::string name = v1alpha1::JobTokenSecretName(job.metadata.name);
+    ObjectPtr secret = view_.Secret(NamespaceOf(job), name);
+    const json data = secret != nullptr && secret->contains("data") ? (*secret)["data"] : json();
+    if (secret != nullptr && data.is_object() && !data.contains(v1alpha1::kJobVerifiersSecretKey)) {
+      auto ref = kube::Resource("secrets", NamespaceOf(job), name);
+      if (!ref.ok()) return {ref.status(), std::nullopt};
+      auto patched = client_.MergePatch(*ref, {{"data", JobTokenSecretData(token)}});
+      if (!patched.ok()) return {patched.status(), std::nullopt};
+    }
+  }
 
   if (!creations_settled) {
     // Creates of this job are in flight: the cache may not show them yet, so nothing is decided

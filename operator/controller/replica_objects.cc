@@ -8,6 +8,8 @@
 #include "api/v1alpha1/enums.h"
 #include "api/v1alpha1/labels.h"
 #include "api/v1alpha1/runtime_env.h"
+#include "coordinator/base/coordinator_generation.h"
+#include "coordinator/base/job_roles.h"
 #include "jobcontrol/replica_env.h"
 #include "jobcontrol/tf_config.h"
 #include "operator/controller/pod_group.h"
@@ -140,8 +142,18 @@ absl::StatusOr<json> BuildReplicaPod(const JobPods& pods, ReplicaKey key,
   if (!pods.coordinator_address().empty()) {
     injected.emplace_back(v1alpha1::env::kCoordinatorAddress, pods.coordinator_address());
   }
-  injected.emplace_back(v1alpha1::env::kTokenFile, absl::StrCat(v1alpha1::kJobTokenMountPath, "/",
-                                                                v1alpha1::kJobTokenSecretKey));
+  // The pod's own role's credential only: a worker cannot act as the coordinator.
+  const std::string role_key(v1alpha1::ReplicaTypeLowerName(key.type));
+  injected.emplace_back(v1alpha1::env::kTokenFile,
+                        absl::StrCat(v1alpha1::kJobTokenMountPath, "/", role_key));
+  injected.emplace_back(
+      v1alpha1::env::kTokenVerifiersFile,
+      absl::StrCat(v1alpha1::kJobTokenMountPath, "/", v1alpha1::kJobVerifiersSecretKey));
+  if (key.type == ReplicaType::kCoordinator) {
+    // Built when the pod is created: above every earlier coordinator pod's of the job.
+    injected.emplace_back(v1alpha1::env::kCoordinatorGeneration,
+                          absl::StrCat(NextCoordinatorGeneration(0)));
+  }
 
   json& trainer = pod_spec["containers"][0];
   trainer["env"] = MergeContainerEnv(trainer.contains("env") ? trainer["env"] : json(), injected);
@@ -164,6 +176,9 @@ absl::StatusOr<json> BuildReplicaPod(const JobPods& pods, ReplicaKey key,
                         {{"name", v1alpha1::kJobTokenVolumeName},
                          {"secret",
                           {{"secretName", v1alpha1::JobTokenSecretName(job.metadata.name)},
+                           {"items", json::array({{{"key", role_key}, {"path", role_key}},
+                                                  {{"key", v1alpha1::kJobVerifiersSecretKey},
+                                                   {"path", v1alpha1::kJobVerifiersSecretKey}}})},
                            // Readable by a non-root trainer; the pod is the trust boundary.
                            {"defaultMode", 0444}}}});
 
@@ -204,14 +219,22 @@ json BuildReplicaService(const v1alpha1::TrainingJob& job, ReplicaKey key) {
                                         {"protocol", "TCP"}}})}}}};
 }
 
+json JobTokenSecretData(const std::string& token) {
+  json data = {{v1alpha1::kJobTokenSecretKey, absl::Base64Escape(token)}};
+  for (const auto& [name, content] : JobCredentialFiles(token)) {
+    data[name] = absl::Base64Escape(content);
+  }
+  return data;
+}
+
 json BuildJobTokenSecret(const v1alpha1::TrainingJob& job, const std::string& token) {
   json labels = {{v1alpha1::kJobNameLabel, job.metadata.name}};
-  return json{{"apiVersion", "v1"},
-              {"kind", "Secret"},
-              {"metadata",
-               ObjectMetaFor(job, v1alpha1::JobTokenSecretName(job.metadata.name), labels)},
-              {"type", "Opaque"},
-              {"data", {{v1alpha1::kJobTokenSecretKey, absl::Base64Escape(token)}}}};
+  return json{
+      {"apiVersion", "v1"},
+      {"kind", "Secret"},
+      {"metadata", ObjectMetaFor(job, v1alpha1::JobTokenSecretName(job.metadata.name), labels)},
+      {"type", "Opaque"},
+      {"data", JobTokenSecretData(token)}};
 }
 
 }  // namespace tj::op

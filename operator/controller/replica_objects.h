@@ -69,6 +69,8 @@ absl::StatusOr<nlohmann::json> BuildReplicaPod(const v1alpha1::TrainingJob& job,
 // while the pod starts: TensorFlow-style servers dial each other before they are Ready).
 nlohmann::json BuildReplicaService(const v1alpha1::TrainingJob& job, ReplicaKey key);
 
+// The Secret's data (base64): the job's secret and every role's credential and the verifiers.
+nlohmann::json JobTokenSecretData(const std::string& token);
 // The job's token Secret (v1alpha1::JobTokenSecretName).
 nlohmann::json BuildJobTokenSecret(const v1alpha1::TrainingJob& job, const std::string& token);
 

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "coordinator/base/job_roles.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait_for.h"
@@ -464,7 +465,10 @@ TEST_F(RunCommandTest, TheEnvironmentOfEveryReplica) {
     EXPECT_EQ(e["TJ_CHECKPOINT_DIR"], work_dir_ + "/checkpoints");  // not /cluster/ckpt
     EXPECT_EQ(e["TJ_CHECKPOINT_INTERVAL_STEPS"], "50");
     EXPECT_EQ(e["TJ_RESTART_EXIT_CODE"], "75");
-    EXPECT_EQ(e["TJ_TOKEN_FILE"], work_dir_ + "/job-token");
+    const std::string role = type == "chief" ? "coordinator" : type;
+    EXPECT_EQ(e["TJ_TOKEN_FILE"], work_dir_ + "/credentials/" + role);
+    EXPECT_EQ(e["TJ_TOKEN_VERIFIERS_FILE"], work_dir_ + "/credentials/verifiers");
+    EXPECT_EQ(e.count("TJ_COORDINATOR_GENERATION"), role == "coordinator" ? 1u : 0u);
     EXPECT_EQ(e.count("TJ_TOKEN"), 0u);
     EXPECT_EQ(e["GREETING"], "hello");
     EXPECT_EQ(e["POD_NAME"], name);
@@ -477,6 +481,11 @@ TEST_F(RunCommandTest, TheEnvironmentOfEveryReplica) {
   // A fresh token per run, for the user's eyes only.
   EXPECT_THAT(ReadFile(work_dir_ + "/job-token"), ::testing::MatchesRegex("[0-9a-f]{64}"));
   EXPECT_EQ(fs::status(work_dir_ + "/job-token").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  // And the role credentials derived from it.
+  EXPECT_EQ(ReadFile(work_dir_ + "/credentials/worker"),
+            DeriveRoleCredential(ReadFile(work_dir_ + "/job-token"), JobRole::kWorker));
+  EXPECT_EQ(fs::status(work_dir_ + "/credentials/control").permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
   EXPECT_TRUE(fs::is_directory(work_dir_ + "/checkpoints"));
   EXPECT_EQ(status["checkpointDir"], work_dir_ + "/checkpoints");

@@ -99,7 +99,8 @@ v1alpha1::TrainingJob Job(const std::string& yaml) {
 }
 
 RunPaths Paths() {
-  return RunPaths{"/w", "/w/logs", "/w/progress.json", "/w/checkpoints", "/w/job-token", ""};
+  return RunPaths{
+      "/w", "/w/logs", "/w/progress.json", "/w/checkpoints", "/w/job-token", "/w/credentials", ""};
 }
 
 constexpr char kJobHead[] =
@@ -135,7 +136,11 @@ TEST(LaunchPlanTest, CommandArgsEnvGraceAndPaths) {
   EXPECT_EQ(coordinator.env[1], (std::pair<std::string, std::string>{"A", "x"}));
   EXPECT_THAT(coordinator.env, Contains(Pair("TJ_CHECKPOINT_DIR", "/w/checkpoints")));
   EXPECT_THAT(coordinator.env, Contains(Pair("TJ_PROGRESS_FILE", "/w/progress.json")));
-  EXPECT_THAT(coordinator.env, Contains(Pair("TJ_TOKEN_FILE", "/w/job-token")));
+  // Each replica gets its own role's credential, never the job's secret.
+  EXPECT_THAT(coordinator.env, Contains(Pair("TJ_TOKEN_FILE", "/w/credentials/coordinator")));
+  EXPECT_THAT(coordinator.env,
+              Contains(Pair("TJ_TOKEN_VERIFIERS_FILE", "/w/credentials/verifiers")));
+  EXPECT_THAT(plan.replicas[1].env, Contains(Pair("TJ_TOKEN_FILE", "/w/credentials/ps")));
   EXPECT_THAT(coordinator.env, Contains(Pair("TF_CONFIG", HasSubstr("\"chief\""))));
   EXPECT_EQ(plan.replicas[1].grace_period, kMaxLocalGracePeriod);  // 600 s capped
   EXPECT_EQ(plan.replicas[2].grace_period, kMaxLocalGracePeriod);  // default

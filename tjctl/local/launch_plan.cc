@@ -117,7 +117,12 @@ LaunchPlan PlanLocalLaunch(const v1alpha1::TrainingJob& job, const ReplicaAddres
     EnvList injected =
         ReplicaEnvironment(job, replica.key, *tf_config, paths.checkpoint_dir);
     injected.emplace_back(v1alpha1::env::kProgressFile, paths.progress_file);
-    if (!paths.token_file.empty()) injected.emplace_back(kTokenFileEnv, paths.token_file);
+    if (!paths.credentials_dir.empty()) {
+      // The replica's own role's credential only (the role is the replica type's lower name).
+      injected.emplace_back(kTokenFileEnv, Cat(paths.credentials_dir, "/",
+                                               v1alpha1::ReplicaTypeLowerName(replica.key.type)));
+      injected.emplace_back(kTokenVerifiersFileEnv, Cat(paths.credentials_dir, "/verifiers"));
+    }
     if (!paths.tls_dir.empty()) injected.emplace_back(kTlsDirEnv, paths.tls_dir);
 
     const LocalFieldValues values{replica.name, pod_namespace, "127.0.0.1", host};

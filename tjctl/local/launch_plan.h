@@ -22,18 +22,24 @@ inline constexpr absl::Duration kMaxLocalGracePeriod = absl::Seconds(30);
 // Where a local run keeps its files (absolute paths; nothing is created by planning).
 struct RunPaths {
   std::string work_dir;
-  std::string logs_dir;        // <work-dir>/logs
-  std::string progress_file;   // <work-dir>/progress.json, TJ_PROGRESS_FILE
-  std::string checkpoint_dir;  // <work-dir>/checkpoints or --checkpoint-dir; empty without
-                               // spec.checkpoint
-  std::string token_file;      // <work-dir>/job-token, TJ_TOKEN_FILE; empty: the job runs open
-  std::string tls_dir;         // <work-dir>/tls with --tls, TJ_TLS_DIR; empty: plaintext
+  std::string logs_dir;         // <work-dir>/logs
+  std::string progress_file;    // <work-dir>/progress.json, TJ_PROGRESS_FILE
+  std::string checkpoint_dir;   // <work-dir>/checkpoints or --checkpoint-dir; empty without
+                                // spec.checkpoint
+  std::string token_file;       // <work-dir>/job-token, the job's secret (for tjctl only); empty:
+                                // the job runs open
+  std::string credentials_dir;  // <work-dir>/credentials: one credential per role (job_roles.h)
+                                // and the verifiers; each replica's TJ_TOKEN_FILE names its role's
+  std::string tls_dir;          // <work-dir>/tls with --tls, TJ_TLS_DIR; empty: plaintext
 };
 
-// The job token variables (coordinator/base/job_token.h): TJ_TOKEN_FILE is set from
-// RunPaths::token_file; neither is inherited from tjctl's own environment.
+// The job token variables (coordinator/base/job_token.h): TJ_TOKEN_FILE and
+// TJ_TOKEN_VERIFIERS_FILE are set from RunPaths::credentials_dir; none is inherited from tjctl's
+// own environment, nor is the coordinator's generation (set at each start of the coordinator).
 inline constexpr char kTokenFileEnv[] = "TJ_TOKEN_FILE";
 inline constexpr char kTokenEnv[] = "TJ_TOKEN";
+inline constexpr char kTokenVerifiersFileEnv[] = "TJ_TOKEN_VERIFIERS_FILE";
+inline constexpr char kCoordinatorGenerationEnv[] = "TJ_COORDINATOR_GENERATION";
 inline constexpr char kTlsDirEnv[] = "TJ_TLS_DIR";
 
 struct ReplicaLaunch {

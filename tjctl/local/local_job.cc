@@ -15,6 +15,7 @@
 #include "api/v1alpha1/defaults.h"
 #include "api/v1alpha1/enums.h"
 #include "api/v1alpha1/runtime_env.h"
+#include "coordinator/base/coordinator_generation.h"
 #include "coordinator/base/strings.h"
 #include "jobcontrol/restart_decision.h"
 #include "tjctl/local/progress_file.h"
@@ -174,8 +175,19 @@ void LocalJob::StartReplica(ReplicaState& r) {
   spec.log_path = r.launch.log_path;
   // Set only from the job (checkpoints when it keeps them, the run's token): never inherited
   // from tjctl's own environment.
-  spec.unset_env = {env::kCheckpointDir, env::kCheckpointIntervalSteps, env::kCheckpointKeep,
-                    kTokenFileEnv, kTokenEnv, kTlsDirEnv};
+  spec.unset_env = {env::kCheckpointDir,
+                    env::kCheckpointIntervalSteps,
+                    env::kCheckpointKeep,
+                    kTokenFileEnv,
+                    kTokenEnv,
+                    kTokenVerifiersFileEnv,
+                    kTlsDirEnv,
+                    kCoordinatorGenerationEnv};
+  if (r.launch.key.type == ReplicaType::kCoordinator) {
+    // Each start of the coordinator outranks every earlier one (coordinator_generation.h).
+    coordinator_generation_ = NextCoordinatorGeneration(coordinator_generation_);
+    spec.env[kCoordinatorGenerationEnv] = Cat(coordinator_generation_);
+  }
   r.started_at = now;
   r.stopping = false;
   const absl::Status started = supervisor_.Start(r.launch.name, spec);

@@ -101,7 +101,8 @@ class LocalJob {
   ProgressDisplay& display_;
   TerminationSignals& signals_;
   Supervisor supervisor_;
-  std::vector<ReplicaState> replicas_;  // DesiredReplicas order
+  std::vector<ReplicaState> replicas_;   // DesiredReplicas order
+  uint64_t coordinator_generation_ = 0;  // the last one handed to a coordinator
   absl::Time start_time_;
   std::optional<absl::Time> completion_time_;
   int32_t restart_count_ = 0;

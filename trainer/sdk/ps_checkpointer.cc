@@ -5,6 +5,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/base/coordinator_generation.h"
 #include "coordinator/base/status_macros.h"
 #include "coordinator/base/strings.h"
 #include "coordinator/checkpoint/file_digest.h"
@@ -13,7 +14,7 @@ namespace tj::sdk {
 
 PsCheckpointer::PsCheckpointer(std::string dir, int keep,
                                std::vector<std::shared_ptr<PsClient>> ps_tasks)
-    : store_(std::move(dir), keep), ps_(std::move(ps_tasks)) {}
+    : store_(std::move(dir), keep, CoordinatorGeneration()), ps_(std::move(ps_tasks)) {}
 
 std::string PsCheckpointer::ShardName(int task, int num_ps) {
   return absl::StrCat("ps-", task, "-of-", num_ps, ".state");
@@ -41,6 +42,8 @@ absl::StatusOr<SavedCheckpoint> PsCheckpointer::Save(int64_t step, const nlohman
 
 absl::StatusOr<std::optional<RestoredCheckpoint>> PsCheckpointer::RestoreLatest(
     const StateCheck& check_state) {
+  // From now on the directory is this coordinator's: an older one still running stops saving.
+  TJ_RETURN_IF_ERROR(store_.Claim());
   TJ_ASSIGN_OR_RETURN(std::optional<Checkpoint> latest, store_.LatestValid());
   if (!latest.has_value()) return std::optional<RestoredCheckpoint>();
   if (check_state) TJ_RETURN_IF_ERROR(check_state(latest->state, latest->dir));

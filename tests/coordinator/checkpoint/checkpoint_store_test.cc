@@ -294,6 +294,56 @@ TEST(CheckpointStoreTest, AnAbandonedSaveLeavesNothing) {
   EXPECT_TRUE(Steps(store, /*committed_only=*/false).empty());
 }
 
+// Two coordinators at once (a force-deleted pod's process living on): the newer generation owns
+// the directory; the older one can neither begin nor commit a save nor remove the newer one's.
+TEST(CheckpointStoreTest, AnOlderCoordinatorGenerationIsFencedOffAndKeepsItsHandsOffNewerSaves) {
+  testing::TempDir dir;
+  CheckpointStore older(dir.path(), 3, /*generation=*/1);
+  CheckpointStore newer(dir.path(), 3, /*generation=*/2);
+  ASSERT_TRUE(Save(older, 10).ok());
+  auto stale_writer = older.BeginCheckpoint(20);
+  ASSERT_TRUE(stale_writer.ok());
+
+  // The newer one starts (claims before restoring) and takes over step 20.
+  ASSERT_TRUE(newer.Claim().ok());
+  const absl::Status begin = older.BeginCheckpoint(30).status();
+  EXPECT_EQ(begin.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(begin.message()),
+              AllOf(HasSubstr("generation 2"), HasSubstr("generation 1")));
+  auto writer = newer.BeginCheckpoint(20);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  WriteRaw(*(*writer)->ShardPath("ps-0.rec"), "newer");
+
+  // The older one's commit is refused and its abandoned writer leaves the newer save alone.
+  EXPECT_EQ((*stale_writer)->Commit(nlohmann::json::object(), {}).code(),
+            absl::StatusCode::kFailedPrecondition);
+  stale_writer->reset();
+  EXPECT_EQ(ReadFile(CkptDir(dir, 20) + "/ps-0.rec"), "newer");
+  writer->reset();
+  ASSERT_TRUE(Save(newer, 40).ok());
+  EXPECT_THAT(Steps(newer, /*committed_only=*/false), ElementsAre(10, 40));
+  EXPECT_EQ(LatestStep(newer), 40);
+
+  // A coordinator without generation after one with: refused too, naming the file.
+  const absl::Status unversioned = CheckpointStore(dir.path(), 3).Claim();
+  EXPECT_EQ(unversioned.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(unversioned.message()), HasSubstr(kStoreGenerationFileName));
+}
+
+TEST(CheckpointStoreTest, AnIncompleteSaveOfANewerGenerationIsNotReplaced) {
+  testing::TempDir dir;
+  CheckpointStore newer(dir.path(), 3, 7);
+  auto writer = newer.BeginCheckpoint(5);
+  ASSERT_TRUE(writer.ok());
+  // Its store marker lost (another volume layout, a manual copy): the writer's own mark remains.
+  std::filesystem::remove(dir.Join(kStoreGenerationFileName));
+  const absl::Status replaced = CheckpointStore(dir.path(), 3, 6).BeginCheckpoint(5).status();
+  EXPECT_EQ(replaced.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(replaced.message()),
+              HasSubstr("being written by coordinator generation 7"));
+  EXPECT_TRUE(std::filesystem::exists(CkptDir(dir, 5)));
+}
+
 TEST(CheckpointStoreTest, CommitRefusesShardsThatDoNotMatchTheirDigest) {
   testing::TempDir dir;
   CheckpointStore store(dir.path(), 3);

@@ -2,6 +2,7 @@
 // the job's token; a refused or absent read leaves the last known progress alone.
 #include "operator/controller/coordinator_progress.h"
 
+#include "coordinator/base/job_roles.h"
 #include "coordinator/base/job_token.h"
 #include "coordinator/coordination/coordination_service.h"
 #include "coordinator/coordination/coordination_state.h"
@@ -15,7 +16,8 @@ namespace {
 class CoordinatorProgressTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    SetJobTokenForTesting("job-secret");
+    // The coordinator's side knows the job's roles and takes the operator's control credential.
+    SetJobVerifiersForTesting(DeriveRoleVerifiers("job-secret"));
     service_ = std::make_unique<CoordinationService>(&state_);
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
@@ -26,7 +28,7 @@ class CoordinatorProgressTest : public ::testing::Test {
   }
   void TearDown() override {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
-    SetJobTokenForTesting(std::nullopt);
+    SetJobVerifiersForTesting(std::nullopt);
   }
   void Publish(int64_t step, int64_t checkpoint) {
     v1alpha1::TrainingProgress p;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "coordinator/base/channel.h"
+#include "coordinator/base/job_roles.h"
 #include "coordinator/base/job_token.h"
 #include "coordinator/coordination/coordination_service.h"
 #include "coordinator/coordination/coordination_state.h"
@@ -39,7 +40,8 @@ class Outcomes {
 class PreemptionNotifierTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    SetJobTokenForTesting("job-secret");  // the coordinator's side requires it
+    // The coordinator's side knows the job's roles and takes the operator's control credential.
+    SetJobVerifiersForTesting(DeriveRoleVerifiers("job-secret"));
     service_ = std::make_unique<CoordinationService>(
         &state_, [this](const v1::PreemptionNoticeRequest& request) {
           std::lock_guard<std::mutex> lock(mu_);
@@ -57,7 +59,7 @@ class PreemptionNotifierTest : public ::testing::Test {
   }
   void TearDown() override {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
-    SetJobTokenForTesting(std::nullopt);
+    SetJobVerifiersForTesting(std::nullopt);
   }
 
   PreemptionNotice Notice(const std::string& token) {

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "api/v1alpha1/labels.h"
+#include "coordinator/base/job_roles.h"
 #include "gtest/gtest.h"
 #include "tests/operator/controller/controller_test_jobs.h"
 
@@ -80,8 +82,14 @@ TEST(ReplicaObjectsTest, TrainerGetsTheEnvironmentContractAndItWinsOverUserValue
         var["name"] == "TJ_POD_IP" && var["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP";
   }
   EXPECT_TRUE(pod_ip_from_downward_api);
+  // Its own role's credential and the verifiers, nothing else of the Secret.
   EXPECT_EQ(EnvValue(trainer, "TJ_TOKEN_FILE"),
-            std::string(v1alpha1::kJobTokenMountPath) + "/token");
+            std::string(v1alpha1::kJobTokenMountPath) + "/coordinator");
+  EXPECT_EQ(EnvValue(trainer, "TJ_TOKEN_VERIFIERS_FILE"),
+            std::string(v1alpha1::kJobTokenMountPath) + "/verifiers");
+  uint64_t generation = 0;
+  EXPECT_TRUE(absl::SimpleAtoi(EnvValue(trainer, "TJ_COORDINATOR_GENERATION"), &generation));
+  EXPECT_GT(generation, 0u);
   ASSERT_TRUE(trainer.contains("ports"));
   EXPECT_EQ(trainer["ports"][0]["containerPort"], 2222);
   bool mounted = false;
@@ -91,7 +99,10 @@ TEST(ReplicaObjectsTest, TrainerGetsTheEnvironmentContractAndItWinsOverUserValue
   EXPECT_TRUE(mounted);
   bool volume = false;
   for (const json& v : (*pod)["spec"]["volumes"]) {
-    volume |= v["secret"]["secretName"] == "digits-job-token";
+    if (v["secret"]["secretName"] != "digits-job-token") continue;
+    volume = true;
+    EXPECT_EQ(v["secret"]["items"], json::parse(R"([{"key": "coordinator", "path": "coordinator"},
+                              {"key": "verifiers", "path": "verifiers"}])"));
   }
   EXPECT_TRUE(volume);
   EXPECT_EQ((*pod)["spec"]["terminationGracePeriodSeconds"], 20);  // honoured as written
@@ -138,6 +149,14 @@ TEST(ReplicaObjectsTest, TokenSecretHoldsTheTokenBase64) {
   std::string decoded;
   ASSERT_TRUE(absl::Base64Unescape(secret["data"]["token"].get<std::string>(), &decoded));
   EXPECT_EQ(decoded, "s3cr3t");
+  // And what the pods mount: each role's credential and the verifiers.
+  for (JobRole role : kAllJobRoles) {
+    ASSERT_TRUE(absl::Base64Unescape(
+        secret["data"][std::string(JobRoleName(role))].get<std::string>(), &decoded));
+    EXPECT_EQ(decoded, DeriveRoleCredential("s3cr3t", role));
+  }
+  ASSERT_TRUE(absl::Base64Unescape(secret["data"]["verifiers"].get<std::string>(), &decoded));
+  EXPECT_EQ(decoded, FormatRoleVerifiers(DeriveRoleVerifiers("s3cr3t")));
   EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["name"], "digits");
 }
 

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/v1alpha1/training_progress.h"
+#include "coordinator/base/job_roles.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/temp_dir.h"
@@ -42,6 +43,16 @@ class TrainCluster {
   std::string log_path(const std::string& name) const { return dir_.Join(name + ".log"); }
   // Extra TJ_* variables for every process (checkpoint interval...).
   std::map<std::string, std::string>& env() { return env_; }
+  // Every process gets its own role's credential derived from `secret` and the verifiers, as the
+  // operator and `tjctl run` hand them out (TJ_TOKEN_FILE, TJ_TOKEN_VERIFIERS_FILE).
+  void UseRoleCredentials(const std::string& secret) {
+    std::filesystem::create_directories(credentials_dir());
+    for (const auto& [name, content] : JobCredentialFiles(secret)) {
+      std::ofstream(credentials_dir() + "/" + name) << content;
+    }
+    role_credentials_ = true;
+  }
+  std::string credentials_dir() const { return dir_.Join("credentials"); }
   // How many workers the coordinator's TF_CONFIG lists (default: all): a coordinator started
   // before the job was scaled up.
   void set_workers_known_to_chief(int n) { workers_known_to_chief_ = n; }
@@ -53,6 +64,15 @@ class TrainCluster {
   void StartPs(int i) { Start(Name("ps", i), "ps", i, {}); }
   void StartWorker(int i) { Start(Name("worker", i), "worker", i, {}); }
   void StartChief(const std::vector<std::string>& args) { Start("chief", "chief", 0, args); }
+  // A coordinator under another process name, with `extra_env` over the cluster's, listening on
+  // `own_address` (its TF_CONFIG's chief) instead of the one the other tasks know: a second
+  // coordinator of the job, as after a force-deleted pod.
+  void StartChiefAs(const std::string& name, const std::vector<std::string>& args,
+                    const std::map<std::string, std::string>& extra_env,
+                    const std::string& own_address) {
+    Start(name, "chief", 0, args, extra_env, own_address);
+  }
+  static std::string FreeAddress() { return Address(); }
 
   // SIGKILLs a process (a lost pod) and reaps it.
   local::ProcessExit Kill(const std::string& name) {
@@ -123,12 +143,15 @@ class TrainCluster {
  private:
   static std::string Address() { return absl::StrCat("127.0.0.1:", local::PickFreePort()); }
 
-  std::string TfConfig(const std::string& type, int index) const {
+  std::string TfConfig(const std::string& type, int index,
+                       const std::string& chief_address = "") const {
     std::vector<std::string> workers = workers_;
     if (type == "chief" && workers_known_to_chief_ >= 0) {
       workers.resize(static_cast<size_t>(workers_known_to_chief_));
     }
-    nlohmann::json cluster = {{"chief", {chief_}}, {"ps", ps_}, {"worker", workers}};
+    nlohmann::json cluster = {{"chief", {chief_address.empty() ? chief_ : chief_address}},
+                              {"ps", ps_},
+                              {"worker", workers}};
     return nlohmann::json{{"cluster", cluster},
                           {"task", {{"type", type}, {"index", index}}},
                           {"environment", "cloud"}}
@@ -136,14 +159,22 @@ class TrainCluster {
   }
 
   void Start(const std::string& name, const std::string& type, int index,
-             const std::vector<std::string>& args) {
+             const std::vector<std::string>& args,
+             const std::map<std::string, std::string>& extra_env = {},
+             const std::string& chief_address = "") {
     local::ProcessSpec spec;
     spec.binary = binary_;
     spec.args = args;
     spec.env = env_;
-    spec.env["TF_CONFIG"] = TfConfig(type, index);
+    spec.env["TF_CONFIG"] = TfConfig(type, index, chief_address);
     spec.env["TJ_CHECKPOINT_DIR"] = checkpoint_dir();
     spec.env["TJ_PROGRESS_FILE"] = progress_path();
+    if (role_credentials_) {
+      const std::string role = type == "chief" ? "coordinator" : type;
+      spec.env["TJ_TOKEN_FILE"] = credentials_dir() + "/" + role;
+      spec.env["TJ_TOKEN_VERIFIERS_FILE"] = credentials_dir() + "/verifiers";
+    }
+    for (const auto& [key, value] : extra_env) spec.env[key] = value;
     spec.log_path = log_path(name);
     auto process = local::ChildProcess::Start(spec);
     ASSERT_TRUE(process.ok()) << process.status();
@@ -159,6 +190,7 @@ class TrainCluster {
   std::vector<std::string> ps_;
   std::vector<std::string> workers_;
   int workers_known_to_chief_ = -1;
+  bool role_credentials_ = false;
   std::map<std::string, std::string> env_;
   std::map<std::string, local::ChildProcess> processes_;
 };
