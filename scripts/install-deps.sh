@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build ccache pkg-config clang-format
+  clang-14 libclang-rt-14-dev  # libFuzzer + sanitizers for scripts/fuzz.sh
   # the design's packages
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libcpprest-dev libyaml-cpp-dev libssl-dev libgtest-dev libgmock-dev googletest

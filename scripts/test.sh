@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): installs dependencies, builds everything, runs every
-# test under ctest. TJ_SANITIZE=address|thread builds and tests in build-<sanitizer>/.
+# test under ctest, then the short fuzzing run (scripts/fuzz.sh: every parser of outside bytes for
+# 15 s, in build-fuzz/; TJ_SKIP_FUZZ=1 leaves it out). TJ_SANITIZE=address|thread builds and tests
+# in build-<sanitizer>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 build_dir="${BUILD_DIR:-build${TJ_SANITIZE:+-$TJ_SANITIZE}}"
 ctest --test-dir "$build_dir" -j"$(nproc)" --output-on-failure --timeout 600
+if [ "${TJ_SKIP_FUZZ:-0}" != "1" ]; then
+  bash scripts/fuzz.sh
+fi

@@ -13,6 +13,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "coordinator/metrics/http_request_path.h"
 
 namespace tj {
 
@@ -105,12 +106,7 @@ void MetricsHttpServer::Answer(int fd) {
   std::string status = "200 OK";
   std::string type = "text/plain; version=0.0.4; charset=utf-8";
   std::string body;
-  // "GET /path?query HTTP/1.1" -> "/path"
-  std::string path;
-  if (request.starts_with("GET ")) {
-    const size_t end = request.find_first_of(" ?", 4);
-    path = request.substr(4, end == std::string::npos ? std::string::npos : end - 4);
-  }
+  const std::string path = HttpRequestPath(request);
   if (path == "/metrics" && registry_ != nullptr) {
     body = registry_->Render();
   } else if (auto check = checks_.find(path); check != checks_.end()) {
