@@ -156,16 +156,18 @@ TEST(YamlJsonTest, ARecursiveAliasIsRefusedAtTheAlias) {
 }
 
 TEST(YamlJsonTest, AliasExpansionIsBoundedAtTheAliasThatCrossesIt) {
-  // 1,000-node lists aliased 99 times stay within the bound; the 101st copy crosses it.
+  // A list of 1,001 nodes (the list and its items) and 98 aliases of it, with the root, two keys
+  // and the list of copies: 99,103 nodes, within the bound. The 99th alias, on line 101, crosses it.
   std::string text = "base: &base [";
   for (int i = 0; i < 999; ++i) text += "0, ";
   text += "0]\ncopies:\n";
-  for (int i = 0; i < 99; ++i) text += "- *base\n";
-  EXPECT_EQ(MustParse(text)["copies"].size(), 99u);
-  text += "- *base\n- *base\n";
+  for (int i = 0; i < 98; ++i) text += "- *base\n";
+  EXPECT_EQ(MustParse(text)["copies"].size(), 98u);
+  text += "- *base\n";
   FieldError error = OnlyError(text);
   EXPECT_EQ(error.message, "alias *base: alias expansion exceeds 100000 nodes");
-  EXPECT_EQ(error.line, 103);
+  EXPECT_EQ(error.line, 101);
+  EXPECT_EQ(error.column, 3);
 }
 
 TEST(YamlJsonTest, AliasCountIsBounded) {
