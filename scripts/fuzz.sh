@@ -33,7 +33,7 @@ if ! command -v clang++-14 >/dev/null || ! ls /usr/lib/llvm-14/lib/clang/*/lib/l
   bash scripts/install-deps.sh
 fi
 
-build_dir=build-fuzz
+build_dir="${FUZZ_BUILD_DIR:-build-fuzz}"  # another directory: e.g. to time a cold build
 if [ ! -f "$build_dir/build.ninja" ]; then
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -G Ninja -DTJ_FUZZ=ON \
     -DTJ_BUILD_TESTS=OFF -DTJ_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=None \

@@ -56,8 +56,8 @@ absl::StatusOr<std::string> SerializeManifest(const Manifest& manifest) {
   }
   // The state is one level down in the manifest; what is written must read back.
   if (JsonValueNestsDeeperThan(manifest.state, kMaxManifestDepth - 1)) {
-    return absl::InvalidArgumentError(absl::StrCat("checkpoint state nests deeper than ",
-                                                   kMaxManifestDepth - 1, " levels"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint state nests deeper than ", kMaxManifestDepth - 1, " levels"));
   }
   Json shards = Json::array();
   std::set<std::string_view> seen;

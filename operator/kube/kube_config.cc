@@ -30,8 +30,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, const std::string&
   while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
     text.append(chunk, static_cast<size_t>(in.gcount()));
     if (text.size() > kMaxFileBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": file \"", path, "\" is larger than ",
-                                                     kMaxFileBytes >> 20, " MiB"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": file \"", path, "\" is larger than ", kMaxFileBytes >> 20, " MiB"));
     }
   }
   return text;
@@ -139,8 +139,8 @@ absl::StatusOr<KubeConfig> LoadKubeConfigFiles(const std::vector<std::string>& p
   try {
     return LoadKubeConfigFilesOrThrow(paths, context);
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(absl::StrJoin(paths, ":"),
-                                                   ": not a valid kubeconfig: ", e.what()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(absl::StrJoin(paths, ":"), ": not a valid kubeconfig: ", e.what()));
   }
 }
 

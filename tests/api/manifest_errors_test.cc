@@ -290,8 +290,8 @@ TEST(ManifestErrorsTest, ARecursiveAliasIsOneErrorNamingTheAlias) {
 // overflowed the stack when an error message echoed it (the echo serialized the whole value).
 TEST(ManifestErrorsTest, AnObjectNestedThousandsDeepIsOneErrorNotAStackOverflow) {
   const std::string deep = std::string(50000, '[') + std::string(50000, ']');
-  CheckedTrainingJob checked =
-      CheckTrainingJobJson(nlohmann::json::parse("{\"kind\": \"TrainingJob\", \"spec\": " + deep + "}"));
+  CheckedTrainingJob checked = CheckTrainingJobJson(
+      nlohmann::json::parse("{\"kind\": \"TrainingJob\", \"spec\": " + deep + "}"));
   ASSERT_EQ(checked.errors.size(), 1u) << FormatFieldErrors("job.json", checked.errors);
   EXPECT_EQ(checked.errors[0].message, "nested deeper than 100 levels");
 }

@@ -157,7 +157,8 @@ TEST(YamlJsonTest, ARecursiveAliasIsRefusedAtTheAlias) {
 
 TEST(YamlJsonTest, AliasExpansionIsBoundedAtTheAliasThatCrossesIt) {
   // A list of 1,001 nodes (the list and its items) and 98 aliases of it, with the root, two keys
-  // and the list of copies: 99,103 nodes, within the bound. The 99th alias, on line 101, crosses it.
+  // and the list of copies: 99,103 nodes, within the bound. The 99th alias, on line 101, crosses
+  // it.
   std::string text = "base: &base [";
   for (int i = 0; i < 999; ++i) text += "0, ";
   text += "0]\ncopies:\n";

@@ -21,8 +21,9 @@ nlohmann::json Nested(int depth) {
 }
 
 TEST(ManifestTest, ADeeplyNestedManifestIsDataLossNotAStackOverflow) {
-  const std::string text = "{\"manifest_crc32c\": 1, \"state\": {\"x\": " +
-                           std::string(100000, '[') + std::string(100000, ']') + "}}";
+  const std::string text =
+      "{\"manifest_crc32c\": 1, \"state\": {\"x\": " + std::string(100000, '[') +
+      std::string(100000, ']') + "}}";
   absl::StatusOr<Manifest> parsed = ParseManifest(text);
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().code(), absl::StatusCode::kDataLoss);

@@ -132,9 +132,10 @@ TEST(HostileWireTest, APullResponseDeclaringHugeDataIsRefusedWithoutAllocatingIt
         DecodePullResponse(Buffer(DeclaringField(1, tensor.size()) + tensor), values);
     EXPECT_EQ(decoded.code(), absl::StatusCode::kInvalidArgument) << decoded;
     EXPECT_LT(LargestAllocationSinceReset(), kSmall);
-    // The value itself declaring more than there is.
+    // The value itself declaring more than there is, and its data nearly as much.
     ResetLargestAllocation();
-    decoded = DecodePullResponse(Buffer(DeclaringField(1, declared)), values);
+    decoded = DecodePullResponse(
+        Buffer(DeclaringField(1, declared) + DeclaringField(3, declared >> 1)), values);
     EXPECT_EQ(decoded.code(), absl::StatusCode::kInvalidArgument) << decoded;
     EXPECT_LT(LargestAllocationSinceReset(), kSmall);
   }

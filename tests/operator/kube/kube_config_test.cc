@@ -155,8 +155,8 @@ users: [{name: e, user: {exec: {command: aws}}}]
   EXPECT_THAT(std::string(exec.status().message()), HasSubstr("users[e].exec.apiVersion"));
 }
 
-// Found while writing kubeconfig_fuzzer: yaml-cpp threw (BadSubscript) out of the loader for entries that
-// are scalars where maps are expected, which ended the process.
+// Found while writing kubeconfig_fuzzer: yaml-cpp threw (BadSubscript) out of the loader for
+// entries that are scalars where maps are expected, which ended the process.
 TEST_F(KubeConfigTest, EntriesOfTheWrongShapeAreAnErrorNotAnException) {
   for (const char* text : {"clusters: [abc]\n", "users: [1]\ncurrent-context: x\n",
                            "current-context: x\ncontexts: [{name: x, context: c}]\n"
@@ -176,8 +176,9 @@ contexts: [{name: x, context: {cluster: c}}]
 clusters: [{name: c, cluster: {server: "https://s", certificate-authority: /dev/zero}}]
 )")});
   ASSERT_FALSE(config.ok());
-  EXPECT_THAT(std::string(config.status().message()),
-              HasSubstr("clusters[c].certificate-authority: file \"/dev/zero\" is larger than 16 MiB"));
+  EXPECT_THAT(
+      std::string(config.status().message()),
+      HasSubstr("clusters[c].certificate-authority: file \"/dev/zero\" is larger than 16 MiB"));
 }
 
 TEST_F(KubeConfigTest, InClusterConfig) {

@@ -54,8 +54,8 @@ TEST(WatchDecoderTest, AnEventNestedDeeperThanTheApiServerAllowsIsRefused) {
   EXPECT_TRUE(d.types.empty());
 
   // Brackets inside strings are text, not nesting.
-  const std::string in_string = "{\"type\":\"ADDED\",\"object\":{\"x\":\"" +
-                                std::string(depth, '[') + "\"}}\n";
+  const std::string in_string =
+      "{\"type\":\"ADDED\",\"object\":{\"x\":\"" + std::string(depth, '[') + "\"}}\n";
   EXPECT_TRUE(Decode(in_string, 4096).status.ok());
 }
 
