@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build ccache pkg-config clang-format
-  clang-14  # scripts/check-thread-safety.sh: the compiler checks the mutex annotations
+  clang-14 libclang-rt-14-dev  # check-thread-safety.sh (annotations), fuzz.sh (libFuzzer, sanitizers)
   # the design's packages
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libcpprest-dev libyaml-cpp-dev libssl-dev libgtest-dev libgmock-dev googletest

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): installs dependencies, builds everything, checks the
-# mutex annotations with clang (scripts/check-thread-safety.sh), runs every test under ctest.
-# TJ_SANITIZE=address|thread builds and tests in build-<sanitizer>/.
+# mutex annotations with clang (scripts/check-thread-safety.sh), runs every test under ctest, then
+# the short fuzzing run (scripts/fuzz.sh: every parser of outside bytes for 15 s, in build-fuzz/;
+# TJ_SKIP_FUZZ=1 leaves it out). TJ_SANITIZE=address|thread builds and tests in build-<sanitizer>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 build_dir="${BUILD_DIR:-build${TJ_SANITIZE:+-$TJ_SANITIZE}}"
 bash scripts/check-thread-safety.sh "$build_dir"
 ctest --test-dir "$build_dir" -j"$(nproc)" --output-on-failure --timeout 600
+if [ "${TJ_SKIP_FUZZ:-0}" != "1" ]; then
+  bash scripts/fuzz.sh
+fi

@@ -10,8 +10,33 @@ namespace {
 // A manifest value echoed in a message is there to be recognised, not reproduced in full.
 constexpr size_t kMaxEchoedValueBytes = 80;
 
+std::string Compact(const nlohmann::json& scalar) {
+  return scalar.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Compact JSON of `value` into `out`, stopping once `out` passes the echo limit: the cost and the
+// recursion depth are bounded by the limit (every level adds a bracket), not by the value, which
+// may be megabytes or thousands of levels deep.
+void EchoInto(const nlohmann::json& value, std::string& out) {
+  if (!value.is_structured()) {
+    out += Compact(value);
+    return;
+  }
+  out += value.is_array() ? '[' : '{';
+  bool first = true;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (out.size() > kMaxEchoedValueBytes) return;
+    if (!first) out += ',';
+    first = false;
+    if (value.is_object()) absl::StrAppend(&out, Compact(it.key()), ":");
+    EchoInto(it.value(), out);
+  }
+  out += value.is_array() ? ']' : '}';
+}
+
 std::string Echo(const nlohmann::json& value) {
-  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text;
+  EchoInto(value, text);
   if (text.size() > kMaxEchoedValueBytes)
     text = absl::StrCat(text.substr(0, kMaxEchoedValueBytes), "...");
   return text;

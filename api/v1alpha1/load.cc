@@ -10,12 +10,10 @@
 #include "api/v1alpha1/decode.h"
 #include "api/v1alpha1/defaults.h"
 #include "api/v1alpha1/yaml_json.h"
+#include "coordinator/base/json_depth.h"
 
 namespace tj::v1alpha1 {
 namespace {
-
-// A manifest is a few kilobytes; anything this large is the wrong file.
-constexpr std::streamsize kMaxManifestBytes = 16 << 20;
 
 struct FileText {
   std::string text;
@@ -37,10 +35,10 @@ FileText ReadFile(const std::string& path) {
   }
   std::ostringstream buffer;
   char chunk[65536];
-  std::streamsize total = 0;
+  std::streamsize total = 0;  // read in chunks: a huge file is refused before it is all read
   while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
     total += in.gcount();
-    if (total > kMaxManifestBytes) {
+    if (static_cast<size_t>(total) > kMaxManifestBytes) {
       out.too_large = true;
       return out;
     }
@@ -78,6 +76,12 @@ CheckedTrainingJob CheckFileText(const FileText& file, const ValidationOptions& 
 CheckedTrainingJob CheckTrainingJobJson(const nlohmann::json& manifest,
                                         const ValidationOptions& options) {
   CheckedTrainingJob out;
+  // Objects from the API server may nest up to 10,000 levels; decoding walks them recursively.
+  if (JsonValueNestsDeeperThan(manifest, kMaxYamlDepth)) {
+    out.errors.push_back(
+        TextError(0, 0, absl::StrCat("nested deeper than ", kMaxYamlDepth, " levels")));
+    return out;
+  }
   DecodedTrainingJob decoded = DecodeTrainingJob(manifest);
   out.errors = std::move(decoded.errors);
   if (!manifest.is_object()) return out;

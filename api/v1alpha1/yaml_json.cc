@@ -260,6 +260,11 @@ class Converter {
 
 YamlDocument ParseYamlDocument(std::string_view text) {
   YamlDocument doc;
+  // Bounded first: yaml-cpp's node graph and the JSON below grow with every alias expanded.
+  if (std::optional<FieldError> crossed = CheckYamlLimits(text)) {
+    doc.errors.push_back(*std::move(crossed));
+    return doc;
+  }
   std::vector<YAML::Node> documents;
   try {
     for (const YAML::Node& d : YAML::LoadAll(std::string(text))) {

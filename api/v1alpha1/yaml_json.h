@@ -7,12 +7,10 @@
 
 #include "absl/status/statusor.h"
 #include "api/v1alpha1/field_error.h"
+#include "api/v1alpha1/yaml_limits.h"
 #include "nlohmann/json.hpp"
 
 namespace tj::v1alpha1 {
-
-// Deeper input is refused: a TrainingJob with its pod templates is about 15 levels deep.
-inline constexpr int kMaxYamlDepth = 100;
 
 struct YamlDocument {
   nlohmann::json value;  // null when errors is not empty
@@ -20,7 +18,8 @@ struct YamlDocument {
   FieldErrors errors;
 };
 
-// Exactly one non-empty document is expected (JSON text is accepted too: YAML contains it).
+// Exactly one non-empty document is expected (JSON text is accepted too: YAML contains it). Text
+// past the limits of yaml_limits.h (size, depth, aliases and their expansion) is refused first.
 YamlDocument ParseYamlDocument(std::string_view text);
 
 // The same, errors reported as InvalidArgument "source:line:column: message" (one per line).

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "coordinator/base/json_depth.h"
 #include "coordinator/checkpoint/crc32c.h"
 
 namespace tj {
@@ -53,6 +54,11 @@ absl::StatusOr<std::string> SerializeManifest(const Manifest& manifest) {
     return absl::InvalidArgumentError(
         absl::StrCat("checkpoint state must be a JSON object, got ", manifest.state.type_name()));
   }
+  // The state is one level down in the manifest; what is written must read back.
+  if (JsonValueNestsDeeperThan(manifest.state, kMaxManifestDepth - 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint state nests deeper than ", kMaxManifestDepth - 1, " levels"));
+  }
   Json shards = Json::array();
   std::set<std::string_view> seen;
   for (const ManifestShard& shard : manifest.shards) {
@@ -80,6 +86,10 @@ absl::StatusOr<std::string> SerializeManifest(const Manifest& manifest) {
 }
 
 absl::StatusOr<Manifest> ParseManifest(std::string_view text) {
+  // Checked before parsing: computing the checksum walks the whole value, one level per frame.
+  if (JsonTextNestsDeeperThan(text, kMaxManifestDepth)) {
+    return Bad(absl::StrCat("nested deeper than ", kMaxManifestDepth, " levels"));
+  }
   Json body;
   try {
     body = Json::parse(text.begin(), text.end());

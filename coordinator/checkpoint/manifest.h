@@ -17,6 +17,9 @@ namespace tj {
 
 inline constexpr int kManifestFormatVersion = 1;
 inline constexpr char kManifestFileName[] = "MANIFEST.json";
+// Arrays and objects inside one another, the state's included: a deeper manifest is refused when
+// written and when read (the checksum and the state's users walk it recursively).
+inline constexpr int kMaxManifestDepth = 100;
 
 struct ManifestShard {
   std::string name;  // a file name inside the checkpoint directory

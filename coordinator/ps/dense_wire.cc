@@ -105,6 +105,7 @@ class WireReader {
   }
 
   size_t position() const { return position_; }
+  size_t remaining() const { return remaining_; }
   bool at_end() const { return remaining_ == 0; }
 
   bool Varint(uint64_t& value) {
@@ -161,6 +162,18 @@ absl::Status Malformed(const char* message_name, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("malformed ", message_name, ": ", what));
 }
 
+// Each dimension is one byte on the wire but eight in memory: the rank is bounded.
+absl::Status TooManyDims(const char* message_name) {
+  return Malformed(message_name,
+                   absl::StrCat("a tensor has more than ", kMaxWireTensorRank, " dimensions"));
+}
+
+// Each entry is two bytes on the wire but a string or tensor object in memory: the count is
+// bounded.
+absl::Status TooManyEntries(const char* message_name, const char* what) {
+  return Malformed(message_name, absl::StrCat("more than ", kMaxWireEntries, " ", what));
+}
+
 struct Tag {
   uint32_t field = 0;
   uint32_t wire_type = 0;
@@ -174,10 +187,15 @@ bool ReadTag(WireReader& in, Tag& tag) {
   return tag.field != 0;
 }
 
-// A length prefix that fits before `end`.
+// A length prefix that fits before `end` and within the bytes that arrived: whatever a message
+// declares, nothing is allocated or skipped for bytes it does not hold, and `position + length`
+// cannot overflow.
 bool ReadLength(WireReader& in, size_t end, size_t& length) {
   uint64_t value = 0;
-  if (!in.Varint(value) || in.position() > end || value > end - in.position()) return false;
+  if (!in.Varint(value) || in.position() > end || value > end - in.position() ||
+      value > in.remaining()) {
+    return false;
+  }
   length = static_cast<size_t>(value);
   return true;
 }
@@ -224,11 +242,13 @@ absl::StatusOr<bool> ParseTensor(WireReader& in, size_t end, v1::Tensor& header,
         if (!in.Varint(dim) || in.position() > shape_end) {
           return Malformed(message_name, "bad packed tensor shape");
         }
+        if (header.shape_size() >= kMaxWireTensorRank) return TooManyDims(message_name);
         header.add_shape(static_cast<int64_t>(dim));
       }
     } else if (tag.field == kTensorShape && tag.wire_type == kVarint) {
       uint64_t dim = 0;
       if (!in.Varint(dim)) return Malformed(message_name, "truncated tensor shape");
+      if (header.shape_size() >= kMaxWireTensorRank) return TooManyDims(message_name);
       header.add_shape(static_cast<int64_t>(dim));
     } else if (tag.field == kTensorData && tag.wire_type == kLengthDelimited) {
       size_t length = 0;
@@ -293,6 +313,7 @@ absl::Status DecodePullResponse(const grpc::ByteBuffer& buffer, std::vector<v1::
     }
     size_t length = 0;
     if (!ReadLength(in, SIZE_MAX, length)) return Malformed(kName, "truncated value");
+    if (count >= kMaxWireEntries) return TooManyEntries(kName, "values");
     if (values.size() <= count) values.emplace_back();
     v1::Tensor& value = values[count++];
     std::string* data = value.mutable_data();
@@ -341,6 +362,11 @@ absl::StatusOr<DecodedPush> DecodePushRequest(const grpc::ByteBuffer& buffer) {
         (tag.field == kPushRequestNames || tag.field == kPushRequestDeltas)) {
       size_t length = 0;
       if (!ReadLength(in, SIZE_MAX, length)) return Malformed(kName, "truncated field");
+      const size_t entries =
+          tag.field == kPushRequestNames ? push.names.size() : push.deltas.size();
+      if (entries >= kMaxWireEntries) {
+        return TooManyEntries(kName, tag.field == kPushRequestNames ? "names" : "deltas");
+      }
       if (tag.field == kPushRequestNames) {
         std::string& name = push.names.emplace_back(length, '\0');
         if (!in.Copy(length, name.data())) return Malformed(kName, "truncated name");

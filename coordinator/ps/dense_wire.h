@@ -29,6 +29,13 @@ inline constexpr char kPsPushMethod[] = "/tj.v1.ParameterServer/Push";
 // the message's framing, which is cheaper than a slice of their own.
 inline constexpr size_t kZeroCopyMinBytes = size_t{64} << 10;
 
+// Bounds on what a decoded message may hold, whatever its size: a real pull or push names each
+// variable of one PS shard once (thousands at most), and a tensor has a handful of dimensions.
+// Beyond them the message is refused as malformed instead of costing many times its size in
+// objects.
+inline constexpr size_t kMaxWireEntries = size_t{1} << 18;
+inline constexpr int kMaxWireTensorRank = 64;
+
 // A PullResponse whose large values are sent from the pinned buffers themselves.
 grpc::ByteBuffer EncodePullResponse(std::vector<PulledValue> values);
 
@@ -75,7 +82,8 @@ struct DecodedPush {
   std::vector<ChunkedTensor> deltas;
 };
 
-// Parses a PushRequest without copying its deltas. InvalidArgument naming what is malformed.
+// Parses a PushRequest without copying its deltas. InvalidArgument naming what is malformed. Every
+// length is checked against the bytes that arrived before anything is allocated for it.
 absl::StatusOr<DecodedPush> DecodePushRequest(const grpc::ByteBuffer& buffer);
 
 }  // namespace tj

@@ -227,6 +227,7 @@ absl::Status VariableStore::PushOutOfPlace(const std::vector<std::string>& names
 absl::Status VariableStore::Lookup(const v1::LookupRequest& request, v1::LookupResponse& response) {
   std::vector<TablePtr> tables;
   tables.reserve(static_cast<size_t>(request.lookups_size()));
+  size_t response_bytes = 0;
   for (const v1::TableIds& lookup : request.lookups()) {
     TJ_ASSIGN_OR_RETURN(TablePtr table, FindTable(lookup.table()));
     if (lookup.ids().size() % sizeof(int64_t) != 0) {
@@ -234,6 +235,16 @@ absl::Status VariableStore::Lookup(const v1::LookupRequest& request, v1::LookupR
           absl::StrCat("lookup in table '", lookup.table(), "': ", lookup.ids().size(),
                        " bytes of ids is not a whole number of int64s"));
     }
+    // The answer is dim floats per 8-byte id: bounded before anything is allocated for it, so a
+    // small request cannot make the PS build a response it could never send.
+    const size_t ids = lookup.ids().size() / sizeof(int64_t);
+    const size_t row_bytes = static_cast<size_t>(table->dim()) * sizeof(float);
+    if (row_bytes != 0 && ids > (kMaxLookupResponseBytes - response_bytes) / row_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "lookup in table '", lookup.table(), "': the answer to ", ids, " ids of ", row_bytes,
+          " bytes each would exceed ", kMaxLookupResponseBytes >> 20, " MiB; split the lookup"));
+    }
+    response_bytes += ids * row_bytes;
     tables.push_back(std::move(table));
   }
   response.mutable_values()->Reserve(request.lookups_size());

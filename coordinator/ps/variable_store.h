@@ -56,7 +56,9 @@ class VariableStore {
   absl::Status Push(const std::vector<std::string>& names,
                     const std::vector<ChunkedTensor>& deltas);
 
-  // Fills `response` with one [n, dim] float32 tensor per lookup, creating missing rows.
+  // Fills `response` with one [n, dim] float32 tensor per lookup, creating missing rows. An answer
+  // larger than kMaxLookupResponseBytes is InvalidArgument (nothing is created).
+  static constexpr size_t kMaxLookupResponseBytes = size_t{1} << 30;
   absl::Status Lookup(const v1::LookupRequest& request, v1::LookupResponse& response);
 
   // Applies each table's sparse gradients with the table's optimizer.

@@ -16,14 +16,25 @@
 namespace tj::kube {
 namespace {
 
+// Kubeconfigs, certificates and tokens are kilobytes; a path naming /dev/zero or a huge file must
+// not fill memory.
+constexpr size_t kMaxFileBytes = size_t{16} << 20;
+
 absl::StatusOr<std::string> ReadFile(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(absl::StrCat(what, ": cannot read file \"", path, "\""));
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text;
+  char chunk[65536];
+  while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxFileBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": file \"", path, "\" is larger than ", kMaxFileBytes >> 20, " MiB"));
+    }
+  }
+  return text;
 }
 
 // One named entry (cluster, user or context) and the file it came from.
@@ -116,10 +127,27 @@ absl::StatusOr<ExecConfig> ParseExec(const YAML::Node& exec, const std::string& 
   return out;
 }
 
+absl::StatusOr<KubeConfig> LoadKubeConfigFilesOrThrow(const std::vector<std::string>& paths,
+                                                      const std::string& context);
+
 }  // namespace
 
 absl::StatusOr<KubeConfig> LoadKubeConfigFiles(const std::vector<std::string>& paths,
                                                const std::string& context) {
+  // yaml-cpp throws when a node is read as what it is not (a scalar where a map is expected:
+  // "clusters: [abc]"); every such shape is a bad kubeconfig, not a crash.
+  try {
+    return LoadKubeConfigFilesOrThrow(paths, context);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(absl::StrJoin(paths, ":"), ": not a valid kubeconfig: ", e.what()));
+  }
+}
+
+namespace {
+
+absl::StatusOr<KubeConfig> LoadKubeConfigFilesOrThrow(const std::vector<std::string>& paths,
+                                                      const std::string& context) {
   if (paths.empty()) return absl::InvalidArgumentError("no kubeconfig file given");
   std::map<std::string, Entry> clusters, users, contexts;
   std::string current_context, current_from;
@@ -214,6 +242,8 @@ absl::StatusOr<KubeConfig> LoadKubeConfigFiles(const std::vector<std::string>& p
   }
   return cfg;
 }
+
+}  // namespace
 
 absl::StatusOr<KubeConfig> LoadKubeConfigFromEnvironment(const std::string& context) {
   std::vector<std::string> paths;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/base/json_depth.h"
 
 namespace tj::kube {
 
@@ -54,6 +55,10 @@ absl::Status WatchDecoder::Finish() const {
 absl::Status WatchDecoder::DecodeLine(std::string_view line) {
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
   if (line.empty()) return absl::OkStatus();
+  if (JsonTextNestsDeeperThan(line, kMaxWatchEventDepth)) {
+    return absl::DataLossError(absl::StrCat(endpoint_, ": watch event nested deeper than ",
+                                            kMaxWatchEventDepth, " levels"));
+  }
   nlohmann::json parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains("type") ||
       !parsed["type"].is_string() || !parsed.contains("object")) {

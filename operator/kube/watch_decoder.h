@@ -12,6 +12,10 @@
 
 namespace tj::kube {
 
+// The API server refuses JSON nested deeper than this, so no real object is; the operator walks
+// and serializes objects recursively, so a deeper event is refused rather than overflow a stack.
+inline constexpr int kMaxWatchEventDepth = 10000;
+
 class WatchDecoder {
  public:
   // `endpoint` names the watch in errors (e.g. "watch configmaps in namespace \"default\"").

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -254,6 +255,58 @@ TEST(ManifestErrorsTest, YamlBooleansFollowKubectl) {
   CheckedTrainingJob checked = CheckTrainingJobText(m.Yaml());
   ASSERT_TRUE(checked.ok()) << FormatFieldErrors("job.yaml", checked.errors);
   EXPECT_EQ(checked.job->spec.run_policy.suspend, true);
+}
+
+TEST(ManifestErrorsTest, AnAliasBombIsOneErrorAtTheLineOfItsAlias) {
+  Manifest m;
+  // Ten copies of x3 (11,111 nodes each) in x4 cross the bound of 100,000 nodes on its line.
+  m.top_extra =
+      "x0: &x0 [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\n"
+      "x1: &x1 [*x0, *x0, *x0, *x0, *x0, *x0, *x0, *x0, *x0, *x0]\n"
+      "x2: &x2 [*x1, *x1, *x1, *x1, *x1, *x1, *x1, *x1, *x1, *x1]\n"
+      "x3: &x3 [*x2, *x2, *x2, *x2, *x2, *x2, *x2, *x2, *x2, *x2]\n"
+      "x4: &x4 [*x3, *x3, *x3, *x3, *x3, *x3, *x3, *x3, *x3, *x3]\n";
+  const std::string yaml = m.Yaml();
+  CheckedTrainingJob checked = CheckTrainingJobText(yaml);
+  ASSERT_EQ(checked.errors.size(), 1u) << FormatFieldErrors("job.yaml", checked.errors);
+  const FieldError& e = checked.errors[0];
+  EXPECT_EQ(e.message, "alias *x3: alias expansion exceeds 100000 nodes");
+  // The line of x4 in the manifest.
+  int x4_line = 1;
+  for (size_t i = 0; i < yaml.find("x4:"); ++i) x4_line += yaml[i] == '\n';
+  EXPECT_EQ(e.line, x4_line);
+}
+
+TEST(ManifestErrorsTest, ARecursiveAliasIsOneErrorNamingTheAlias) {
+  Manifest m;
+  m.top_extra = "loop: &loop {self: *loop}\n";
+  CheckedTrainingJob checked = CheckTrainingJobText(m.Yaml());
+  ASSERT_EQ(checked.errors.size(), 1u) << FormatFieldErrors("job.yaml", checked.errors);
+  EXPECT_THAT(FormatFieldError("job.yaml", checked.errors[0]),
+              HasSubstr(": alias *loop refers to a node that contains it"));
+}
+
+// Found by trainingjob_json_fuzzer: an object from the API server nested thousands of levels deep
+// overflowed the stack when an error message echoed it (the echo serialized the whole value).
+TEST(ManifestErrorsTest, AnObjectNestedThousandsDeepIsOneErrorNotAStackOverflow) {
+  const std::string deep = std::string(50000, '[') + std::string(50000, ']');
+  CheckedTrainingJob checked = CheckTrainingJobJson(
+      nlohmann::json::parse("{\"kind\": \"TrainingJob\", \"spec\": " + deep + "}"));
+  ASSERT_EQ(checked.errors.size(), 1u) << FormatFieldErrors("job.json", checked.errors);
+  EXPECT_EQ(checked.errors[0].message, "nested deeper than 100 levels");
+}
+
+TEST(ManifestErrorsTest, AnEchoedValueIsCutShortHoweverLargeOrDeep) {
+  const std::string deep = std::string(90, '[') + "1" + std::string(90, ']');
+  const std::string large = "\"" + std::string(1 << 20, 'x') + "\"";
+  for (const std::string& value : {deep, large}) {
+    CheckedTrainingJob checked = CheckTrainingJobJson(nlohmann::json::parse(
+        "{\"apiVersion\": \"trainingjob.dev/v1alpha1\", \"kind\": " + value + "}"));
+    auto kind = std::find_if(checked.errors.begin(), checked.errors.end(),
+                             [](const FieldError& e) { return e.field == "kind"; });
+    ASSERT_NE(kind, checked.errors.end()) << FormatFieldErrors("job.json", checked.errors);
+    EXPECT_LT(kind->message.size(), 200u) << kind->message;
+  }
 }
 
 TEST(ManifestErrorsTest, LoadTrainingJobFileNamesTheFile) {

@@ -8,6 +8,9 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "tests/support/allocation_counter.h"
+
 namespace tj {
 namespace {
 
@@ -91,6 +94,41 @@ TEST(ValidateCommandTest, LocalRules) {
   EXPECT_EQ(cluster.exit_code, 1);
   EXPECT_THAT(cluster.output,
               ::testing::HasSubstr("Coordinator.template.spec.containers[0].image"));
+}
+
+// The classic "billion laughs": nine levels of nine aliases each, 10^9 nodes once expanded.
+std::string NineLevelAliasBomb() {
+  std::string text = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (char level = 'b'; level <= 'i'; ++level) {
+    const char below = static_cast<char>(level - 1);
+    absl::StrAppend(&text, std::string(1, level), ": &", std::string(1, level), " [");
+    for (int i = 0; i < 9; ++i) absl::StrAppend(&text, i ? ", " : "", "*", std::string(1, below));
+    text += "]\n";
+  }
+  return text;
+}
+
+TEST(ValidateCommandTest, AliasBombsFailFastNamingTheAliasWithBoundedMemory) {
+  const std::string recursive = WriteFile("recursive.yaml", "a: &a [*a, *a]\n");
+  const std::string laughs = WriteFile("laughs.yaml", NineLevelAliasBomb());
+  tj::testing::ResetLargestAllocation();
+
+  Result r = Validate({recursive, laughs});
+
+  EXPECT_LT(tj::testing::TotalAllocatedSinceReset(), size_t{64} << 20);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output,
+              ::testing::HasSubstr(recursive + ":1:8: alias *a refers to a node that contains it"));
+  // a: 10 nodes, b: 91, c: 820, d: 7381, e: 66430; the line of f crosses 100,000.
+  EXPECT_THAT(r.output, ::testing::HasSubstr(laughs + ":6:"));
+  EXPECT_THAT(r.output, ::testing::HasSubstr(": alias *e: alias expansion exceeds 100000 nodes\n"));
+}
+
+TEST(ValidateCommandTest, AFileLargerThanAManifestIsRefusedUnread) {
+  const std::string path = WriteFile("huge.yaml", std::string((size_t{3} << 20) + 1, '#'));
+  Result r = Validate({path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output, path + ": larger than 3 MiB: not a TrainingJob manifest\n");
 }
 
 TEST(ValidateCommandTest, CommandLine) {

@@ -137,6 +137,64 @@ TEST(YamlJsonTest, TooDeepIsRefused) {
   EXPECT_THAT(OnlyError(text).message, HasSubstr("nested deeper than"));
 }
 
+TEST(YamlJsonTest, TooDeepIsRefusedAtTheLineOfTheNodeTooDeep) {
+  // Line n starts the n-th nested mapping; the one past kMaxYamlDepth is refused.
+  std::string text;
+  for (int i = 0; i <= kMaxYamlDepth; ++i)
+    text += std::string(static_cast<size_t>(i), ' ') + "k:\n";
+  text += std::string(kMaxYamlDepth + 1, ' ') + "k: 1\n";
+  FieldError error = OnlyError(text);
+  EXPECT_EQ(error.message, "nested deeper than 100 levels");
+  EXPECT_EQ(error.line, kMaxYamlDepth + 1);
+}
+
+TEST(YamlJsonTest, ARecursiveAliasIsRefusedAtTheAlias) {
+  FieldError error = OnlyError("a: &a [*a, *a]");
+  EXPECT_EQ(error.message, "alias *a refers to a node that contains it (a recursive alias)");
+  EXPECT_EQ(error.line, 1);
+  EXPECT_EQ(error.column, 8);
+}
+
+TEST(YamlJsonTest, AliasExpansionIsBoundedAtTheAliasThatCrossesIt) {
+  // A list of 1,001 nodes (the list and its items) and 98 aliases of it, with the root, two keys
+  // and the list of copies: 99,103 nodes, within the bound. The 99th alias, on line 101, crosses
+  // it.
+  std::string text = "base: &base [";
+  for (int i = 0; i < 999; ++i) text += "0, ";
+  text += "0]\ncopies:\n";
+  for (int i = 0; i < 98; ++i) text += "- *base\n";
+  EXPECT_EQ(MustParse(text)["copies"].size(), 98u);
+  text += "- *base\n";
+  FieldError error = OnlyError(text);
+  EXPECT_EQ(error.message, "alias *base: alias expansion exceeds 100000 nodes");
+  EXPECT_EQ(error.line, 101);
+  EXPECT_EQ(error.column, 3);
+}
+
+TEST(YamlJsonTest, AliasCountIsBounded) {
+  std::string text = "one: &one 1\nmany: [";
+  for (size_t i = 0; i <= kMaxYamlAliases; ++i) text += "*one, ";
+  text += "]\n";
+  EXPECT_THAT(OnlyError(text).message, HasSubstr("more than 1000 aliases"));
+}
+
+TEST(YamlJsonTest, ALongStringAliasedManyTimesIsBounded) {
+  std::string text = "s: &s " + std::string(size_t{1} << 20, 'x') + "\nl: [";
+  for (int i = 0; i < 20; ++i) text += "*s, ";
+  text += "]\n";
+  EXPECT_THAT(OnlyError(text).message, HasSubstr("alias expansion exceeds 16 MiB of scalars"));
+}
+
+TEST(YamlJsonTest, TextLargerThanAManifestIsRefused) {
+  EXPECT_THAT(OnlyError(std::string(kMaxManifestBytes + 1, ' ')).message,
+              HasSubstr("larger than 3 MiB"));
+}
+
+TEST(YamlJsonTest, MergeKeysOfAnAliasStillWork) {
+  EXPECT_EQ(MustParse("d: &d {x: 1, y: 2}\ne: {<<: *d, y: 3}\n")["e"],
+            nlohmann::json::parse(R"({"x": 1, "y": 3})"));
+}
+
 TEST(YamlJsonTest, StatusOrFormPrefixesTheSource) {
   absl::StatusOr<nlohmann::json> value = YamlToJson("a: [1,\n", "job.yaml");
   ASSERT_FALSE(value.ok());

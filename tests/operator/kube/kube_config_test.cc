@@ -155,6 +155,32 @@ users: [{name: e, user: {exec: {command: aws}}}]
   EXPECT_THAT(std::string(exec.status().message()), HasSubstr("users[e].exec.apiVersion"));
 }
 
+// Found while writing kubeconfig_fuzzer: yaml-cpp threw (BadSubscript) out of the loader for
+// entries that are scalars where maps are expected, which ended the process.
+TEST_F(KubeConfigTest, EntriesOfTheWrongShapeAreAnErrorNotAnException) {
+  for (const char* text : {"clusters: [abc]\n", "users: [1]\ncurrent-context: x\n",
+                           "current-context: x\ncontexts: [{name: x, context: c}]\n"
+                           "clusters: [{name: c, cluster: {server: https://s}}]\n",
+                           "current-context: [a]\n", "clusters: &a [*a]\n"}) {
+    SCOPED_TRACE(text);
+    const std::string path = Write("shape.yaml", text);
+    absl::StatusOr<KubeConfig> config = LoadKubeConfigFiles({path});
+    ASSERT_FALSE(config.ok());
+    EXPECT_THAT(std::string(config.status().message()), HasSubstr(path));
+  }
+}
+
+TEST_F(KubeConfigTest, AFileThatNeverEndsIsRefusedNotReadIntoMemory) {
+  auto config = LoadKubeConfigFiles({Write("zero.yaml", R"(current-context: x
+contexts: [{name: x, context: {cluster: c}}]
+clusters: [{name: c, cluster: {server: "https://s", certificate-authority: /dev/zero}}]
+)")});
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(
+      std::string(config.status().message()),
+      HasSubstr("clusters[c].certificate-authority: file \"/dev/zero\" is larger than 16 MiB"));
+}
+
 TEST_F(KubeConfigTest, InClusterConfig) {
   InClusterPaths paths;
   paths.token = Write("token", "sa-token\n");
