@@ -71,7 +71,19 @@ struct Config {
   bool keep = false;
   std::string json_path;
   bool quick = false;
+  // Drop the shard file's and dd.bin's pages from the page cache before each read (fadvise
+  // DONTNEED on those two files only), so that both reads come from the disk.
+  bool cold = false;
 };
+
+// Evicts `path`'s clean pages from the page cache (its own pages only: nothing else is disturbed).
+void DropFromPageCache(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  fdatasync(fd);
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  close(fd);
+}
 
 // Fraction of `path`'s pages in the page cache (mincore), or -1 if it cannot be told.
 double CachedFraction(const std::string& path) {
@@ -187,8 +199,7 @@ int Run(Config config) {
     return 2;
   }
   auto fail = [](const std::string& what, const absl::Status& status) {
-    std::fprintf(stderr, "tj-bench-checkpoint: %s: %s\n", what.c_str(),
-                 status.ToString().c_str());
+    std::fprintf(stderr, "tj-bench-checkpoint: %s: %s\n", what.c_str(), status.ToString().c_str());
     return 1;
   };
   if (FindOnPath("dd").empty()) {
@@ -295,6 +306,7 @@ int Run(Config config) {
 
   // Restore and the dd read of the same size, alternating likewise.
   auto restore = [&](Rep& rep) -> absl::Status {
+    if (config.cold) DropFromPageCache(shard_path);
     rep.shard_cached_before_restore = CachedFraction(shard_path);
     const double cpu0 = ps_process.CpuSeconds();
     const auto start = Clock::now();
@@ -305,13 +317,14 @@ int Run(Config config) {
     const int64_t tables = config.table_rows > 0 ? 1 : 0;
     if (restored->num_variables() != num_variables || restored->num_tables() != tables ||
         restored->num_rows() != config.table_rows) {
-      return absl::DataLossError(absl::StrCat(
-          "restore gave ", restored->num_variables(), " variables, ", restored->num_tables(),
-          " tables, ", restored->num_rows(), " rows"));
+      return absl::DataLossError(absl::StrCat("restore gave ", restored->num_variables(),
+                                              " variables, ", restored->num_tables(), " tables, ",
+                                              restored->num_rows(), " rows"));
     }
     return absl::OkStatus();
   };
   auto dd_read = [&](Rep& rep) -> absl::Status {
+    if (config.cold) DropFromPageCache(dd_path);
     rep.dd_cached_before_read = CachedFraction(dd_path);
     auto r = RunCommand({"dd", "if=" + dd_path, "of=/dev/null", "bs=1M"},
                         /*capture_stderr=*/true);
@@ -381,8 +394,8 @@ int Run(Config config) {
   line("dd of=/dev/null bs=1M (baseline)", dd_read_rates, 0);
   line("RestoreShard (RPC, PS reads + rebuilds state)", restore_rates, dd_read_mib_s);
   std::printf(
-      "  page cache before each read (nothing dropped): shard file %.0f%%, dd.bin %.0f%% "
-      "cached (median)\n",
+      "  page cache before each read (%s): shard file %.0f%%, dd.bin %.0f%% cached (median)\n",
+      config.cold ? "both files dropped with fadvise DONTNEED" : "nothing dropped",
       100 * Median(shard_cached), 100 * Median(dd_cached));
   std::printf("  PS CPU busy during save %.0f%%, during restore %.0f%% of one CPU (median)\n\n",
               100 * Median(save_cpu), 100 * Median(restore_cpu));
@@ -402,32 +415,34 @@ int Run(Config config) {
     out["benchmark"] = "checkpoint";
     out["machine"] = machine;
     out["machine"]["loadavg_at_end"] = LoadAverage();
-    out["config"] = {{"dense_mib", config.dense_mib},  {"variable_mib", config.variable_mib},
-                     {"table_rows", config.table_rows}, {"dim", kDim},
-                     {"reps", config.reps},             {"quick", config.quick}};
+    out["config"] = {{"dense_mib", config.dense_mib},
+                     {"variable_mib", config.variable_mib},
+                     {"table_rows", config.table_rows},
+                     {"dim", kDim},
+                     {"reps", config.reps},
+                     {"quick", config.quick},
+                     {"cold", config.cold}};
     out["directory"] = {{"path", work}, {"filesystem", fs_type}, {"kept", config.keep}};
     out["shard"] = {{"bytes", shard_bytes}, {"records", records}, {"variables", num_variables}};
     json reps_json = json::array();
     for (const Rep& rep : reps) {
-      reps_json.push_back({{"save_s", rep.save_s},
-                           {"digest_s", rep.digest_s},
-                           {"dd_write_s", rep.dd_write_s},
-                           {"restore_s", rep.restore_s},
-                           {"dd_read_s", rep.dd_read_s},
-                           {"save_ps_cpu_s", rep.save_ps_cpu_s},
-                           {"restore_ps_cpu_s", rep.restore_ps_cpu_s},
-                           {"shard_cached_fraction_before_restore", rep.shard_cached_before_restore},
-                           {"dd_cached_fraction_before_read", rep.dd_cached_before_read}});
+      reps_json.push_back(
+          {{"save_s", rep.save_s},
+           {"digest_s", rep.digest_s},
+           {"dd_write_s", rep.dd_write_s},
+           {"restore_s", rep.restore_s},
+           {"dd_read_s", rep.dd_read_s},
+           {"save_ps_cpu_s", rep.save_ps_cpu_s},
+           {"restore_ps_cpu_s", rep.restore_ps_cpu_s},
+           {"shard_cached_fraction_before_restore", rep.shard_cached_before_restore},
+           {"dd_cached_fraction_before_read", rep.dd_cached_before_read}});
     }
     out["reps"] = reps_json;
-    out["write"] = {{"dd_mib_s", dd_write_mib_s},
-                    {"dd_mib", dd_mib},
-                    {"dd_last_line", dd_write_line},
-                    {"checkpoint_mib_s", checkpoint_mib_s},
-                    {"save_shard_mib_s", save_mib_s},
-                    {"digest_mib_s", digest_mib_s},
-                    {"checkpoint_vs_dd", write_ratio},
-                    {"save_shard_vs_dd", save_mib_s / dd_write_mib_s}};
+    out["write"] = {
+        {"dd_mib_s", dd_write_mib_s},      {"dd_mib", dd_mib},
+        {"dd_last_line", dd_write_line},   {"checkpoint_mib_s", checkpoint_mib_s},
+        {"save_shard_mib_s", save_mib_s},  {"digest_mib_s", digest_mib_s},
+        {"checkpoint_vs_dd", write_ratio}, {"save_shard_vs_dd", save_mib_s / dd_write_mib_s}};
     out["restore"] = {{"dd_mib_s", dd_read_mib_s},
                       {"dd_last_line", dd_read_line},
                       {"restore_shard_mib_s", restore_mib_s},
@@ -466,14 +481,16 @@ int main(int argc, char** argv) {
                  "a fresh directory is made in this one for the shard and dd files")
       ->capture_default_str();
   app.add_flag("--keep", config.keep, "keep the files afterwards");
+  app.add_flag("--cold", config.cold,
+               "evict the shard file and dd.bin from the page cache before each read (fadvise "
+               "DONTNEED on those files only), so restore and dd both read the disk");
   app.add_option("--json", config.json_path, "write the results as JSON to this path");
   app.add_option("--ps-binary", config.ps_binary, "path to tj-ps")->capture_default_str();
   app.add_option("--ps-log", config.ps_log, "where tj-ps's log goes (default /dev/null)");
   app.add_flag("--quick,--smoke", config.quick,
                "seconds: 16 MiB and 65536 rows, 2 reps; the figures are not meaningful");
   CLI11_PARSE(app, argc, argv);
-  if (config.dense_mib < 1 || config.variable_mib < 1 || config.table_rows < 0 ||
-      config.reps < 1) {
+  if (config.dense_mib < 1 || config.variable_mib < 1 || config.table_rows < 0 || config.reps < 1) {
     std::fprintf(stderr,
                  "tj-bench-checkpoint: --dense-mib, --variable-mib and --reps must be positive\n");
     return 2;

@@ -20,6 +20,10 @@ inline constexpr char kReplicaName[] = "TJ_REPLICA_NAME";  // <job>-<type>-<inde
 inline constexpr char kCheckpointDir[] = "TJ_CHECKPOINT_DIR";
 inline constexpr char kCheckpointIntervalSteps[] = "TJ_CHECKPOINT_INTERVAL_STEPS";
 inline constexpr char kCheckpointKeep[] = "TJ_CHECKPOINT_KEEP";
+// How long the coordinator waits for a parameter server saving or restoring its checkpoint shard
+// to report progress before it takes the PS for lost (default 60). A save has no total deadline.
+// Not rendered by the operator: set it in the coordinator's pod template when needed.
+inline constexpr char kCheckpointStallTimeoutSeconds[] = "TJ_CHECKPOINT_STALL_TIMEOUT_SECONDS";
 
 // spec.faultTolerance: the exit code a coordinator uses to ask for a restart (the first of
 // restartExitCodes), and the ClusterCoordinator's tolerances.

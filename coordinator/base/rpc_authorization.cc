@@ -46,6 +46,8 @@ constexpr std::array<RpcRule, 21> kRules = {{
     {Rpc::kPushSparse, kPsService, "PushSparse", {kCoordinator, kWorker}},
     {Rpc::kSaveShard, kPsService, "SaveShard", {kCoordinator}},
     {Rpc::kRestoreShard, kPsService, "RestoreShard", {kCoordinator}},
+    {Rpc::kStreamSaveShard, kPsService, "StreamSaveShard", {kCoordinator}},
+    {Rpc::kStreamRestoreShard, kPsService, "StreamRestoreShard", {kCoordinator}},
     {Rpc::kRun, kWorkerService, "Run", {kCoordinator}},
     {Rpc::kRunStream, kWorkerService, "RunStream", {kCoordinator}},
     {Rpc::kCreateResource, kWorkerService, "CreateResource", {kCoordinator}},

@@ -33,6 +33,8 @@ enum class Rpc {
   kPushSparse,
   kSaveShard,
   kRestoreShard,
+  kStreamSaveShard,
+  kStreamRestoreShard,
   // tj.v1.Worker
   kRun,
   kRunStream,

@@ -52,6 +52,7 @@ class AtomicFile {
   bool committed_ = false;
   uint64_t written_ = 0;         // bytes appended so far
   uint64_t writeback_start_ = 0;  // bytes before this offset have been handed to writeback
+  uint64_t synced_ = 0;  // bytes before this offset have reached the device (sync_file_range)
 };
 
 // Writes `contents` to `path` through an AtomicFile.

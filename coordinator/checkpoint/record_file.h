@@ -22,6 +22,8 @@ class RecordFileWriter {
   static absl::StatusOr<std::unique_ptr<RecordFileWriter>> Create(std::string path);
 
   const std::string& path() const { return file_->path(); }
+  // Bytes appended so far (framing included; the last ones may still be buffered).
+  uint64_t bytes() const { return digest_.bytes; }
 
   // Small records are gathered in a buffer; a large one (a PS shard's dense variable, tens of MiB)
   // goes out with the buffered bytes and its frame in one writev, never copied, and is read once
@@ -51,6 +53,7 @@ class RecordFileReader {
   const std::string& path() const { return path_; }
   // Where the next record starts.
   uint64_t offset() const { return record_offset_; }
+  uint64_t file_size() const { return file_size_; }
 
   // Reads the next record into `*record` (its capacity is reused). false at a clean end of file;
   // DataLoss naming the file and the record's offset when the rest of the file is not a whole,

@@ -172,8 +172,8 @@ absl::Status DenseVariable::Export(StateWriter& writer) const {
   return absl::OkStatus();
 }
 
-absl::Status DenseVariable::ImportChunk(const v1::StateRecord::DenseChunk& chunk) {
-  const int64_t slot = chunk.slot();
+absl::Status DenseVariable::ImportChunk(const DenseChunkView& chunk) {
+  const int64_t slot = chunk.slot;
   if (slot < 0 || slot > static_cast<int64_t>(slots_.size())) {
     return absl::DataLossError(absl::StrCat("variable '", config_.name, "' has no slot ", slot,
                                             " under ", config_.optimizer.ToString()));
@@ -181,15 +181,15 @@ absl::Status DenseVariable::ImportChunk(const v1::StateRecord::DenseChunk& chunk
   const std::span<float> target = slot == 0
                                       ? std::span<float>(values_->data(), num_elements_)
                                       : std::span<float>(slots_[static_cast<size_t>(slot - 1)]);
-  const size_t n = chunk.data().size() / sizeof(float);
-  if (chunk.data().size() % sizeof(float) != 0 || chunk.offset() < 0 ||
-      static_cast<size_t>(chunk.offset()) > target.size() ||
-      n > target.size() - static_cast<size_t>(chunk.offset())) {
-    return absl::DataLossError(absl::StrCat("chunk of ", chunk.data().size(), " bytes at ",
-                                            chunk.offset(), " does not fit variable '",
-                                            config_.name, "' ", config_.spec.ToString()));
+  const size_t n = chunk.data.size() / sizeof(float);
+  if (chunk.data.size() % sizeof(float) != 0 || chunk.offset < 0 ||
+      static_cast<size_t>(chunk.offset) > target.size() ||
+      n > target.size() - static_cast<size_t>(chunk.offset)) {
+    return absl::DataLossError(absl::StrCat("chunk of ", chunk.data.size(), " bytes at ",
+                                            chunk.offset, " does not fit variable '", config_.name,
+                                            "' ", config_.spec.ToString()));
   }
-  std::memcpy(target.data() + chunk.offset(), chunk.data().data(), chunk.data().size());
+  std::memcpy(target.data() + chunk.offset, chunk.data.data(), chunk.data.size());
   return absl::OkStatus();
 }
 

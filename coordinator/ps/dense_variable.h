@@ -74,7 +74,7 @@ class DenseVariable {
   absl::Status Export(StateWriter& writer) const;
   // Copies one chunk in. DataLoss for a slot this optimizer lacks or a range outside the variable.
   // Only for a variable not yet shared with other threads.
-  absl::Status ImportChunk(const v1::StateRecord::DenseChunk& chunk);
+  absl::Status ImportChunk(const DenseChunkView& chunk);
   void set_step(int64_t step) { step_ = step; }
 
  private:

@@ -213,19 +213,19 @@ absl::Status EmbeddingTable::Export(StateWriter& writer) const {
   return flush();
 }
 
-absl::Status EmbeddingTable::ImportRows(const v1::StateRecord::Rows& rows) {
-  const size_t n = rows.ids().size() / sizeof(int64_t);
+absl::Status EmbeddingTable::ImportRows(const RowsView& rows) {
+  const size_t n = rows.ids.size() / sizeof(int64_t);
   const size_t row_bytes = row_floats_ * sizeof(float);
   const bool steps = config_.optimizer.counts_steps();
-  if (rows.ids().size() % sizeof(int64_t) != 0 || rows.data().size() != n * row_bytes ||
-      rows.steps().size() != (steps ? n * sizeof(int64_t) : 0)) {
+  if (rows.ids.size() % sizeof(int64_t) != 0 || rows.data.size() != n * row_bytes ||
+      rows.steps.size() != (steps ? n * sizeof(int64_t) : 0)) {
     return absl::DataLossError(absl::StrCat(
-        "rows record of table '", config_.name, "' has ", rows.ids().size(), " bytes of ids, ",
-        rows.data().size(), " of rows and ", rows.steps().size(), " of steps; a row is ", row_bytes,
+        "rows record of table '", config_.name, "' has ", rows.ids.size(), " bytes of ids, ",
+        rows.data.size(), " of rows and ", rows.steps.size(), " of steps; a row is ", row_bytes,
         " bytes under ", config_.optimizer.ToString()));
   }
   for (size_t i = 0; i < n; ++i) {
-    const int64_t id = LoadId(rows.ids().data(), i);
+    const int64_t id = LoadId(rows.ids.data(), i);
     const uint64_t hash = RowHash(id);
     Shard& shard = ShardOf(hash);
     std::lock_guard lock(shard.mu);
@@ -236,8 +236,8 @@ absl::Status EmbeddingTable::ImportRows(const v1::StateRecord::Rows& rows) {
     }
     AppendRow(shard);
     float* data = Row(shard, row);
-    std::memcpy(data, rows.data().data() + i * row_bytes, row_bytes);
-    if (steps) SetRowStep(data, LoadId(rows.steps().data(), i));
+    std::memcpy(data, rows.data.data() + i * row_bytes, row_bytes);
+    if (steps) SetRowStep(data, LoadId(rows.steps.data(), i));
   }
   return absl::OkStatus();
 }

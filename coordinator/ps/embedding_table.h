@@ -52,7 +52,7 @@ class EmbeddingTable {
   absl::Status Export(StateWriter& writer) const;
   // Adds the rows of one Rows record. DataLoss for sizes that do not fit the table or an id seen
   // before. Only for a table not yet shared with other threads.
-  absl::Status ImportRows(const v1::StateRecord::Rows& rows);
+  absl::Status ImportRows(const RowsView& rows);
   // The TableSpec this table was created from, with the optimizer's defaults written out.
   v1::TableSpec ToSpec() const;
 

@@ -5,6 +5,7 @@
 #include <grpcpp/support/client_callback.h>
 
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +14,7 @@
 #include "coordinator/ps/dense_wire.h"
 #include "coordinator/ps/ps_channel.h"
 #include "coordinator/ps/ps_error.h"
+#include "coordinator/ps/stall_watchdog.h"
 
 namespace tj {
 namespace {
@@ -156,19 +158,69 @@ absl::Status PsClient::PushSparse(const v1::PushSparseRequest& request) const {
 }
 
 absl::StatusOr<v1::SaveShardResponse> PsClient::SaveShard(const std::string& path) const {
+  grpc::ClientContext context;
+  return SaveShard(context, path);
+}
+
+absl::StatusOr<v1::SaveShardResponse> PsClient::SaveShard(
+    grpc::ClientContext& context, const std::string& path,
+    const ShardProgressCallback& on_progress) const {
   v1::SaveShardRequest request;
   request.set_path(path);
-  v1::SaveShardResponse response;
-  TJ_RETURN_IF_ERROR(Call(&v1::ParameterServer::Stub::SaveShard, request, response));
-  return response;
+  // Started before the call, so that even a call stuck at its start is bounded.
+  StallWatchdog watchdog(context, options_.shard_stall_timeout);
+  std::unique_ptr<grpc::ClientReader<v1::SaveShardProgress>> reader =
+      stub_->StreamSaveShard(&context, request);
+  return FinishShardStream<v1::SaveShardProgress, v1::SaveShardResponse>("SaveShard", *reader,
+                                                                         watchdog, on_progress);
 }
 
 absl::StatusOr<v1::RestoreShardResponse> PsClient::RestoreShard(const std::string& path) const {
+  grpc::ClientContext context;
+  return RestoreShard(context, path);
+}
+
+absl::StatusOr<v1::RestoreShardResponse> PsClient::RestoreShard(
+    grpc::ClientContext& context, const std::string& path,
+    const ShardProgressCallback& on_progress) const {
   v1::RestoreShardRequest request;
   request.set_path(path);
-  v1::RestoreShardResponse response;
-  TJ_RETURN_IF_ERROR(Call(&v1::ParameterServer::Stub::RestoreShard, request, response));
-  return response;
+  StallWatchdog watchdog(context, options_.shard_stall_timeout);
+  std::unique_ptr<grpc::ClientReader<v1::RestoreShardProgress>> reader =
+      stub_->StreamRestoreShard(&context, request);
+  return FinishShardStream<v1::RestoreShardProgress, v1::RestoreShardResponse>(
+      "RestoreShard", *reader, watchdog, on_progress);
+}
+
+template <typename Message, typename Result>
+absl::StatusOr<Result> PsClient::FinishShardStream(const char* method,
+                                                   grpc::ClientReader<Message>& reader,
+                                                   StallWatchdog& watchdog,
+                                                   const ShardProgressCallback& on_progress) const {
+  Message message;
+  std::optional<Result> result;
+  while (reader.Read(&message)) {
+    watchdog.Progress();
+    if (message.has_progress()) {
+      if (on_progress) on_progress(message.progress());
+    } else if (message.has_done()) {
+      result = std::move(*message.mutable_done());
+    }
+  }
+  const grpc::Status status = reader.Finish();
+  watchdog.Stop();
+  if (watchdog.stalled()) {
+    return PsUnavailableError(
+        ps_task_, address_,
+        absl::StrCat(method, " stalled: no progress for ", absl::FormatDuration(watchdog.timeout()),
+                     " (the shard stall timeout); the PS is frozen or its disk stopped"));
+  }
+  TJ_RETURN_IF_ERROR(Translate(status));
+  if (!result.has_value()) {
+    return absl::InternalError(absl::StrCat("parameter server /job:ps/task:", ps_task_, " at ",
+                                            address_, ": ", method, " ended without a result"));
+  }
+  return *std::move(result);
 }
 
 void PsClient::CreateAsync(grpc::ClientContext& context, const v1::CreateVariablesRequest& request,

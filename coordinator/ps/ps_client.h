@@ -1,6 +1,6 @@
-// The client worker functions use to talk to one parameter-server task. Every RPC has a deadline,
-// and a PS that cannot be reached is reported as PsUnavailableError (see ps_error.h) so callers can
-// tell a lost PS from an application error.
+// The client worker functions use to talk to one parameter-server task. Every RPC has a deadline
+// (SaveShard and RestoreShard a stall timeout instead), and a PS that cannot be reached is reported
+// as PsUnavailableError (see ps_error.h) so callers can tell a lost PS from an application error.
 #pragma once
 
 #include <grpcpp/channel.h>
@@ -19,10 +19,19 @@
 
 namespace tj {
 
+class StallWatchdog;
+
 struct PsClientOptions {
-  // Deadline of each RPC, measured from when it is sent.
+  // Deadline of each RPC, measured from when it is sent. Not applied to SaveShard / RestoreShard.
   absl::Duration rpc_timeout = absl::Seconds(10);
+  // SaveShard and RestoreShard have no total deadline (a large shard on a slow volume takes
+  // minutes); they fail as an unreachable PS when the PS reports no progress for this long.
+  absl::Duration shard_stall_timeout = absl::Seconds(60);
 };
+
+// Told how far a SaveShard / RestoreShard has got, each time the PS reports it (about every
+// second), on the calling thread.
+using ShardProgressCallback = std::function<void(const v1::ShardProgress&)>;
 
 // Thread-safe; share one client per PS task among threads.
 class PsClient {
@@ -63,9 +72,19 @@ class PsClient {
   absl::StatusOr<v1::LookupResponse> Lookup(const v1::LookupRequest& request) const;
   // Applies sparse gradients with each table's optimizer; all-or-nothing on the PS.
   absl::Status PushSparse(const v1::PushSparseRequest& request) const;
-  // Saves / replaces the PS's whole state to / from `path` on the PS's file system.
+  // Saves / replaces the PS's whole state to / from `path` on the PS's file system. Streamed: the
+  // PS reports progress while it works, so the call takes as long as the disk needs; a broken
+  // connection, or no progress for options.shard_stall_timeout (a frozen PS, a hung disk), is a
+  // PsUnavailableError naming this PS. `context` (no deadline needed) lets another thread cancel
+  // the call with TryCancel; a cancelled call also reports PsUnavailableError.
   absl::StatusOr<v1::SaveShardResponse> SaveShard(const std::string& path) const;
+  absl::StatusOr<v1::SaveShardResponse> SaveShard(
+      grpc::ClientContext& context, const std::string& path,
+      const ShardProgressCallback& on_progress = {}) const;
   absl::StatusOr<v1::RestoreShardResponse> RestoreShard(const std::string& path) const;
+  absl::StatusOr<v1::RestoreShardResponse> RestoreShard(
+      grpc::ClientContext& context, const std::string& path,
+      const ShardProgressCallback& on_progress = {}) const;
 
   // Asynchronous forms, for fanning one logical call out to many PS tasks at once
   // (ShardedPsClient). The deadline is set on `context`; `done` runs once, on a gRPC thread, with
@@ -98,6 +117,12 @@ class PsClient {
   absl::Status Call(grpc::Status (v1::ParameterServer::Stub::*method)(grpc::ClientContext*,
                                                                       const Request&, Response*),
                     const Request& request, Response& response) const;
+  // Reads a streamed SaveShard / RestoreShard to its end under `watchdog`: progress goes to
+  // `on_progress`, the final `done` message is the result.
+  template <typename Message, typename Result>
+  absl::StatusOr<Result> FinishShardStream(const char* method, grpc::ClientReader<Message>& reader,
+                                           StallWatchdog& watchdog,
+                                           const ShardProgressCallback& on_progress) const;
   // Wraps `done` into the callback gRPC's callback API expects.
   std::function<void(grpc::Status)> Translating(Done done) const;
 

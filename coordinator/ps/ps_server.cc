@@ -30,7 +30,7 @@ std::string HostOf(const std::string& address) {
 }  // namespace
 
 PsServer::PsServer(int ps_task, std::string address)
-    : address_(std::move(address)), service_(ps_task, store_) {}
+    : address_(std::move(address)), service_(ps_task, store_, PsServiceOptionsFromEnvironment()) {}
 
 absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(std::string address, int ps_task) {
   std::unique_ptr<PsServer> ps(new PsServer(ps_task, address));

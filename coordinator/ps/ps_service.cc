@@ -6,6 +6,8 @@
 #include <cstdlib>
 
 #include "absl/random/random.h"
+#include "absl/strings/numbers.h"
+#include "absl/time/clock.h"
 #include "coordinator/base/rpc_authorization.h"
 #include "coordinator/base/wire_status.h"
 #include "coordinator/ps/admitted_call.h"
@@ -43,8 +45,25 @@ int MethodIndex(const char* method) {
 
 }  // namespace
 
-PsService::PsService(int ps_task, VariableStore& store)
-    : ps_task_(ps_task), incarnation_(NewIncarnation()), store_(store) {
+PsServiceOptions PsServiceOptionsFromEnvironment() {
+  PsServiceOptions options;
+  const char* rate = std::getenv("TJ_TEST_SHARD_BYTES_PER_SECOND");
+  if (rate == nullptr || *rate == '\0') return options;
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(rate, &value) || value <= 0) {
+    spdlog::warn("TJ_TEST_SHARD_BYTES_PER_SECOND='{}' ignored: not a positive integer", rate);
+    return options;
+  }
+  spdlog::warn(
+      "TJ_TEST_SHARD_BYTES_PER_SECOND={}: checkpoint shards are written and read at "
+      "most this fast (a test setting)",
+      value);
+  options.test_shard_bytes_per_second = value;
+  return options;
+}
+
+PsService::PsService(int ps_task, VariableStore& store, PsServiceOptions options)
+    : ps_task_(ps_task), incarnation_(NewIncarnation()), options_(options), store_(store) {
   MarkMethodStreamed(MethodIndex("Pull"),
                      new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
                          [this](grpc::ServerContext* context, RawUnaryStream* stream) {
@@ -121,6 +140,81 @@ grpc::Status PsService::RestoreShard(grpc::ServerContext* context,
     absl::StatusOr<v1::RestoreShardResponse> restored = RestoreShardFile(store_, request->path());
     if (restored.ok()) *response = *std::move(restored);
     return ToGrpc(restored.status());
+  });
+}
+
+template <typename Message>
+ShardFileOptions PsService::ShardOptions(grpc::ServerContext* context,
+                                         grpc::ServerWriter<Message>* writer,
+                                         absl::Time& last_report) const {
+  ShardFileOptions shard_options;
+  shard_options.test_bytes_per_second = options_.test_shard_bytes_per_second;
+  shard_options.on_progress = [this, context, writer, &last_report](int64_t bytes, int64_t total) {
+    // A caller that cancelled (its stall timeout, another PS failed) gets no more of our disk.
+    if (context->IsCancelled()) return absl::CancelledError("the caller cancelled");
+    const absl::Time now = absl::Now();
+    if (now - last_report < options_.shard_progress_interval) return absl::OkStatus();
+    last_report = now;
+    Message message;
+    message.mutable_progress()->set_bytes(bytes);
+    message.mutable_progress()->set_total_bytes(total);
+    if (!writer->Write(message)) return absl::CancelledError("the caller went away");
+    return absl::OkStatus();
+  };
+  return shard_options;
+}
+
+grpc::Status PsService::StreamSaveShard(grpc::ServerContext* context,
+                                        const v1::SaveShardRequest* request,
+                                        grpc::ServerWriter<v1::SaveShardProgress>* writer) {
+  TJ_AUTHORIZE(context, Rpc::kStreamSaveShard);
+  if (grpc::Status fenced = fence_.Admit(*context, "StreamSaveShard"); !fenced.ok()) return fenced;
+  if (absl::Status confined = CheckShardPath(request->path()); !confined.ok())
+    return ToGrpc(confined);
+  return IfAdmitted(drain_, [&] {
+    const absl::Time start = absl::Now();
+    absl::Time last_report = start;
+    absl::StatusOr<v1::SaveShardResponse> saved =
+        SaveShardFile(store_, request->path(), ShardOptions(context, writer, last_report));
+    if (!saved.ok()) {
+      spdlog::warn("ps task {}: save of {} failed: {}", ps_task_, request->path(),
+                   saved.status().ToString());
+      return ToGrpc(saved.status());
+    }
+    spdlog::info("ps task {}: saved {} ({} bytes, {} records) in {}", ps_task_, request->path(),
+                 saved->bytes(), saved->records(), absl::FormatDuration(absl::Now() - start));
+    v1::SaveShardProgress done;
+    *done.mutable_done() = *std::move(saved);
+    if (!writer->Write(done)) return grpc::Status(grpc::StatusCode::CANCELLED, "caller went away");
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status PsService::StreamRestoreShard(grpc::ServerContext* context,
+                                           const v1::RestoreShardRequest* request,
+                                           grpc::ServerWriter<v1::RestoreShardProgress>* writer) {
+  TJ_AUTHORIZE(context, Rpc::kStreamRestoreShard);
+  if (grpc::Status fenced = fence_.Admit(*context, "StreamRestoreShard"); !fenced.ok())
+    return fenced;
+  if (absl::Status confined = CheckShardPath(request->path()); !confined.ok())
+    return ToGrpc(confined);
+  return IfAdmitted(drain_, [&] {
+    const absl::Time start = absl::Now();
+    absl::Time last_report = start;
+    absl::StatusOr<v1::RestoreShardResponse> restored =
+        RestoreShardFile(store_, request->path(), ShardOptions(context, writer, last_report));
+    if (!restored.ok()) {
+      spdlog::warn("ps task {}: restore from {} failed: {}", ps_task_, request->path(),
+                   restored.status().ToString());
+      return ToGrpc(restored.status());
+    }
+    spdlog::info("ps task {}: restored {} ({} variables, {} tables, {} rows) in {}", ps_task_,
+                 request->path(), restored->num_variables(), restored->num_tables(),
+                 restored->num_rows(), absl::FormatDuration(absl::Now() - start));
+    v1::RestoreShardProgress done;
+    *done.mutable_done() = *std::move(restored);
+    if (!writer->Write(done)) return grpc::Status(grpc::StatusCode::CANCELLED, "caller went away");
+    return grpc::Status::OK;
   });
 }
 

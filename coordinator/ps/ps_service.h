@@ -8,17 +8,30 @@
 #include "absl/time/time.h"
 #include "coordinator/base/coordinator_generation.h"
 #include "coordinator/ps/call_drain.h"
+#include "coordinator/ps/shard_file.h"
 #include "coordinator/ps/variable_store.h"
 #include "tj/v1/ps.grpc.pb.h"
 
 namespace tj {
+
+struct PsServiceOptions {
+  // How often a streamed SaveShard / RestoreShard reports progress while bytes keep moving.
+  absl::Duration shard_progress_interval = absl::Milliseconds(500);
+  // Test only (ShardFileOptions::test_bytes_per_second): plays a slow volume. 0: no cap.
+  int64_t test_shard_bytes_per_second = 0;
+};
+
+// Reads the test-only TJ_TEST_SHARD_BYTES_PER_SECOND (a positive integer; anything else is
+// ignored with a warning), so that tests of real tj-ps / tj-train processes can slow their
+// checkpoint I/O down.
+PsServiceOptions PsServiceOptionsFromEnvironment();
 
 // Pull and Push are served on raw buffers (ps_dense_methods.h, zero-copy) instead of the generated
 // protobuf handlers.
 class PsService final : public v1::ParameterServer::Service {
  public:
   // `store` must outlive the service. The incarnation is a fresh non-zero random number.
-  PsService(int ps_task, VariableStore& store);
+  PsService(int ps_task, VariableStore& store, PsServiceOptions options = {});
 
   int ps_task() const { return ps_task_; }
   uint64_t incarnation() const { return incarnation_; }
@@ -40,10 +53,21 @@ class PsService final : public v1::ParameterServer::Service {
                          v1::SaveShardResponse* response) override;
   grpc::Status RestoreShard(grpc::ServerContext* context, const v1::RestoreShardRequest* request,
                             v1::RestoreShardResponse* response) override;
+  grpc::Status StreamSaveShard(grpc::ServerContext* context, const v1::SaveShardRequest* request,
+                               grpc::ServerWriter<v1::SaveShardProgress>* writer) override;
+  grpc::Status StreamRestoreShard(grpc::ServerContext* context,
+                                  const v1::RestoreShardRequest* request,
+                                  grpc::ServerWriter<v1::RestoreShardProgress>* writer) override;
 
  private:
+  // ShardFileOptions that report progress on `writer` at most every shard_progress_interval.
+  template <typename Message>
+  ShardFileOptions ShardOptions(grpc::ServerContext* context, grpc::ServerWriter<Message>* writer,
+                                absl::Time& last_report) const;
+
   const int ps_task_;
   const uint64_t incarnation_;
+  const PsServiceOptions options_;
   VariableStore& store_;
   CallDrain drain_;
   // Only the newest coordinator creates, saves and restores (coordinator_generation.h).

@@ -3,20 +3,51 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "coordinator/base/status_macros.h"
 #include "coordinator/checkpoint/record_file.h"
 
 namespace tj {
+namespace {
+
+// Reports progress and, in tests, holds the pace down to a given rate.
+class ShardPace {
+ public:
+  ShardPace(const ShardFileOptions& options, int64_t total)
+      : options_(options), total_(total), start_(absl::Now()) {}
+
+  absl::Status Advance(int64_t bytes) {
+    if (options_.test_bytes_per_second > 0) {
+      // Where a volume of that rate would be by now: sleep until then.
+      absl::SleepFor(start_ +
+                     absl::Seconds(static_cast<double>(bytes) /
+                                   static_cast<double>(options_.test_bytes_per_second)) -
+                     absl::Now());
+    }
+    return options_.on_progress ? options_.on_progress(bytes, total_) : absl::OkStatus();
+  }
+
+ private:
+  const ShardFileOptions& options_;
+  const int64_t total_;
+  const absl::Time start_;
+};
+
+}  // namespace
 
 absl::StatusOr<v1::SaveShardResponse> SaveShardFile(const VariableStore& store,
-                                                    const std::string& path) {
+                                                    const std::string& path,
+                                                    const ShardFileOptions& options) {
   if (path.empty()) return absl::InvalidArgumentError("save shard: empty path");
   TJ_ASSIGN_OR_RETURN(std::unique_ptr<RecordFileWriter> writer, RecordFileWriter::Create(path));
+  ShardPace pace(options, 0);
   int64_t records = 0;
-  TJ_RETURN_IF_ERROR(
-      store.ExportState([&writer, &records](std::span<const std::string_view> record) {
+  TJ_RETURN_IF_ERROR(store.ExportState(
+      [&writer, &records, &pace](std::span<const std::string_view> record) -> absl::Status {
         ++records;
-        return writer->Append(record);
+        TJ_RETURN_IF_ERROR(writer->Append(record));
+        return pace.Advance(static_cast<int64_t>(writer->bytes()));
       }));
   TJ_ASSIGN_OR_RETURN(FileDigest digest, writer->Finish());
   v1::SaveShardResponse response;
@@ -27,11 +58,17 @@ absl::StatusOr<v1::SaveShardResponse> SaveShardFile(const VariableStore& store,
 }
 
 absl::StatusOr<v1::RestoreShardResponse> RestoreShardFile(VariableStore& store,
-                                                          const std::string& path) {
+                                                          const std::string& path,
+                                                          const ShardFileOptions& options) {
   if (path.empty()) return absl::InvalidArgumentError("restore shard: empty path");
   TJ_ASSIGN_OR_RETURN(std::unique_ptr<RecordFileReader> reader, RecordFileReader::Open(path));
+  ShardPace pace(options, static_cast<int64_t>(reader->file_size()));
   absl::StatusOr<StateCounts> counts =
-      store.ImportState([&reader](std::string& record) { return reader->Next(&record); });
+      store.ImportState([&reader, &pace](std::string& record) -> absl::StatusOr<bool> {
+        TJ_ASSIGN_OR_RETURN(bool more, reader->Next(&record));
+        if (more) TJ_RETURN_IF_ERROR(pace.Advance(static_cast<int64_t>(reader->offset())));
+        return more;
+      });
   if (!counts.ok()) {
     return absl::Status(counts.status().code(),
                         absl::StrCat("restore from ", path, ": ", counts.status().message()));

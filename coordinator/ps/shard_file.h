@@ -2,21 +2,36 @@
 // RestoreShard RPCs: ExportState / ImportState over coordinator/checkpoint record files.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "coordinator/ps/variable_store.h"
 #include "tj/v1/ps.pb.h"
 
 namespace tj {
 
+struct ShardFileOptions {
+  // Told the bytes written to / read from the file so far after every record (`total` is the
+  // file's size for a restore, 0 for a save). An error stops the save or restore with it (the
+  // caller went away); the file is then not committed, or the store left unchanged.
+  std::function<absl::Status(int64_t bytes, int64_t total)> on_progress;
+  // Test only: caps the rate at which records are written or read, to play a slow volume in tests
+  // of real processes (the PS reads it from TJ_TEST_SHARD_BYTES_PER_SECOND). 0: no cap.
+  int64_t test_bytes_per_second = 0;
+};
+
 // Writes `path` atomically (temp file, fsync, rename). Errors name the path.
 absl::StatusOr<v1::SaveShardResponse> SaveShardFile(const VariableStore& store,
-                                                    const std::string& path);
+                                                    const std::string& path,
+                                                    const ShardFileOptions& options = {});
 
 // Replaces the store's state with the file's. NotFound for a missing file, DataLoss for a truncated
 // or corrupt one (the store is then unchanged).
 absl::StatusOr<v1::RestoreShardResponse> RestoreShardFile(VariableStore& store,
-                                                          const std::string& path);
+                                                          const std::string& path,
+                                                          const ShardFileOptions& options = {});
 
 }  // namespace tj

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,5 +48,25 @@ class StateWriter {
   std::string buffer_;  // reused: records are serialized one after another
   int64_t records_ = 0;
 };
+
+// A DenseChunk or Rows record seen in place in the record's bytes: restoring a shard copies the
+// floats once, into the variable or table, instead of first into a parsed message.
+struct DenseChunkView {
+  int32_t slot = 0;
+  int64_t offset = 0;
+  std::string_view data;
+};
+struct RowsView {
+  std::string_view ids;
+  std::string_view data;
+  std::string_view steps;
+};
+
+// The record as a dense chunk / rows when it is one made only of that message's known fields (how
+// StateWriter and protobuf write it; a field repeated is last-wins, as protobuf reads it); nullopt
+// for any other record or anything unusual (an unknown field, a bad length), which callers then
+// parse with protobuf. The views point into `record`.
+std::optional<DenseChunkView> ViewDenseChunk(std::string_view record);
+std::optional<RowsView> ViewRows(std::string_view record);
 
 }  // namespace tj

@@ -1,6 +1,7 @@
 // VariableStore::ExportState and ImportState: the store's whole state as a stream of StateRecords.
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -77,15 +78,36 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& sourc
     TJ_ASSIGN_OR_RETURN(bool more, source(buffer));
     if (!more) break;
     if (ended) return Corrupt("records after the end record");
-    if (!record.ParseFromString(buffer)) {
-      return Corrupt(absl::StrCat("record ", num_records, " does not parse"));
+    // Dense chunks and rows, nearly all of a shard's bytes, are viewed in `buffer` instead of
+    // copied into a parsed message; every other record (and an unusually encoded one) is parsed.
+    v1::StateRecord::KindCase kind;
+    DenseChunkView chunk;
+    RowsView rows;
+    if (std::optional<DenseChunkView> view = ViewDenseChunk(buffer); view.has_value()) {
+      kind = v1::StateRecord::kDenseChunk;
+      chunk = *view;
+    } else if (std::optional<RowsView> rows_view = ViewRows(buffer); rows_view.has_value()) {
+      kind = v1::StateRecord::kRows;
+      rows = *rows_view;
+    } else {
+      if (!record.ParseFromString(buffer)) {
+        return Corrupt(absl::StrCat("record ", num_records, " does not parse"));
+      }
+      kind = record.kind_case();
+      if (kind == v1::StateRecord::kDenseChunk) {
+        chunk = {record.dense_chunk().slot(), record.dense_chunk().offset(),
+                 record.dense_chunk().data()};
+      } else if (kind == v1::StateRecord::kRows) {
+        rows = {record.rows().ids(), record.rows().data(), record.rows().steps()};
+      }
     }
-    if (num_records == 0 && (!record.has_header() || record.header().format() != kStateFormat ||
-                             record.header().version() != kStateVersion)) {
+    if (num_records == 0 &&
+        (kind != v1::StateRecord::kHeader || record.header().format() != kStateFormat ||
+         record.header().version() != kStateVersion)) {
       return Corrupt(absl::StrCat("the stream does not start with a ", kStateFormat, " version ",
                                   kStateVersion, " header"));
     }
-    switch (record.kind_case()) {
+    switch (kind) {
       case v1::StateRecord::kHeader:
         if (num_records != 0) return Corrupt("a second header");
         break;
@@ -107,8 +129,8 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& sourc
       }
       case v1::StateRecord::kDenseChunk:
         if (variable == nullptr) return Corrupt("a dense chunk outside a variable");
-        TJ_RETURN_IF_ERROR(variable->ImportChunk(record.dense_chunk()));
-        variable_floats_left -= static_cast<int64_t>(record.dense_chunk().data().size() / 4);
+        TJ_RETURN_IF_ERROR(variable->ImportChunk(chunk));
+        variable_floats_left -= static_cast<int64_t>(chunk.data.size() / 4);
         break;
       case v1::StateRecord::kTable: {
         TJ_RETURN_IF_ERROR(finish_current());
@@ -127,9 +149,9 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& sourc
       }
       case v1::StateRecord::kRows:
         if (table == nullptr) return Corrupt("rows outside a table");
-        TJ_RETURN_IF_ERROR(table->ImportRows(record.rows()));
-        table_rows_left -= static_cast<int64_t>(record.rows().ids().size() / sizeof(int64_t));
-        counts.num_rows += static_cast<int64_t>(record.rows().ids().size() / sizeof(int64_t));
+        TJ_RETURN_IF_ERROR(table->ImportRows(rows));
+        table_rows_left -= static_cast<int64_t>(rows.ids.size() / sizeof(int64_t));
+        counts.num_rows += static_cast<int64_t>(rows.ids.size() / sizeof(int64_t));
         break;
       case v1::StateRecord::kEnd:
         TJ_RETURN_IF_ERROR(finish_current());

@@ -45,6 +45,7 @@ absl::StatusOr<JobSettings> JobSettingsFromEnvironment() {
   int64_t recovery_seconds = absl::ToInt64Seconds(settings.worker_recovery_timeout);
   int64_t threshold = settings.transient_ps_failure_threshold;
   int64_t grace_seconds = 0;
+  int64_t stall_seconds = absl::ToInt64Seconds(settings.checkpoint_stall_timeout);
   constexpr int64_t kMax32 = 2'147'483'647;
   for (absl::Status status : {
            ReadInt(env::kCheckpointIntervalSteps, 0, int64_t{1} << 50,
@@ -54,6 +55,7 @@ absl::StatusOr<JobSettings> JobSettingsFromEnvironment() {
            ReadInt(env::kWorkerRecoveryTimeoutSeconds, 0, kMax32, recovery_seconds),
            ReadInt(env::kTransientPsFailureThreshold, 0, kMax32, threshold),
            ReadInt(env::kPreemptionGracePeriodSeconds, 0, kMax32, grace_seconds),
+           ReadInt(env::kCheckpointStallTimeoutSeconds, 1, kMax32, stall_seconds),
        }) {
     if (!status.ok()) return status;
   }
@@ -62,6 +64,7 @@ absl::StatusOr<JobSettings> JobSettingsFromEnvironment() {
   settings.worker_recovery_timeout = absl::Seconds(recovery_seconds);
   settings.transient_ps_failure_threshold = static_cast<int>(threshold);
   settings.preemption_grace_period = absl::Seconds(grace_seconds);
+  settings.checkpoint_stall_timeout = absl::Seconds(stall_seconds);
   return settings;
 }
 

@@ -18,6 +18,8 @@ struct JobSettings {
   std::string checkpoint_dir;  // empty: no checkpoints
   int64_t checkpoint_interval_steps = 0;  // 0: only the final checkpoint
   int checkpoint_keep = 3;
+  // No progress from a PS saving or restoring its shard for this long: the PS is taken for lost.
+  absl::Duration checkpoint_stall_timeout = absl::Seconds(60);
   int restart_exit_code = 42;
   absl::Duration worker_recovery_timeout = absl::Seconds(3600);
   int transient_ps_failure_threshold = 3;

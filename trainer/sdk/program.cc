@@ -59,7 +59,8 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
   std::vector<std::shared_ptr<PsClient>> ps_clients;
   for (int i = 0; i < spec.num_tasks("ps"); ++i) {
     ps_addresses.push_back(*spec.task_address("ps", i));
-    ps_clients.push_back(PsClient::Connect(ps_addresses.back(), i));
+    ps_clients.push_back(PsClient::Connect(
+        ps_addresses.back(), i, {.shard_stall_timeout = settings->checkpoint_stall_timeout}));
   }
   std::vector<std::string> workers;
   for (int i = 0; i < spec.num_tasks("worker"); ++i)

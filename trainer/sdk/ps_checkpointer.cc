@@ -3,14 +3,50 @@
 #include <spdlog/spdlog.h>
 
 #include <map>
+#include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "coordinator/base/coordinator_generation.h"
 #include "coordinator/base/status_macros.h"
 #include "coordinator/base/strings.h"
 #include "coordinator/checkpoint/file_digest.h"
 
 namespace tj::sdk {
+namespace {
+
+// Runs `call(task, context)` for every PS task at once, one thread each, and waits for them all.
+// The first failure cancels the calls still running (a lost PS makes the checkpoint moot; the job
+// restarts sooner) and is what is returned: errors after it are its consequences.
+template <typename Response>
+absl::StatusOr<std::vector<Response>> OnEveryPs(
+    int num_ps, const std::function<absl::StatusOr<Response>(int, grpc::ClientContext&)>& call) {
+  std::vector<grpc::ClientContext> contexts(static_cast<size_t>(num_ps));
+  std::vector<Response> responses(static_cast<size_t>(num_ps));
+  absl::Mutex mu;
+  absl::Status first_error;  // guarded by mu
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(num_ps));
+  for (int task = 0; task < num_ps; ++task) {
+    threads.emplace_back([&, task] {
+      const auto index = static_cast<size_t>(task);
+      absl::StatusOr<Response> response = call(task, contexts[index]);
+      absl::MutexLock lock(&mu);
+      if (response.ok()) {
+        responses[index] = *std::move(response);
+      } else if (first_error.ok()) {
+        first_error = response.status();
+        for (grpc::ClientContext& context : contexts) context.TryCancel();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  if (!first_error.ok()) return first_error;
+  return responses;
+}
+
+}  // namespace
 
 PsCheckpointer::PsCheckpointer(std::string dir, int keep,
                                std::vector<std::shared_ptr<PsClient>> ps_tasks)
@@ -24,17 +60,27 @@ absl::StatusOr<SavedCheckpoint> PsCheckpointer::Save(int64_t step, const nlohman
   const absl::Time start = absl::Now();
   TJ_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointWriter> writer, store_.BeginCheckpoint(step));
   const int num_ps = static_cast<int>(ps_.size());
+  std::vector<std::string> paths;
+  for (int task = 0; task < num_ps; ++task) {
+    TJ_ASSIGN_OR_RETURN(std::string path, writer->ShardPath(ShardName(task, num_ps)));
+    paths.push_back(std::move(path));
+  }
+  // Every PS writes its shard at the same time (to its own disk, or its share of a shared volume's
+  // bandwidth); each call is bound by the PS clients' stall timeout, not by a deadline.
+  TJ_ASSIGN_OR_RETURN(
+      std::vector<v1::SaveShardResponse> saved,
+      OnEveryPs<v1::SaveShardResponse>(num_ps, [&](int task, grpc::ClientContext& context) {
+        return ps_[static_cast<size_t>(task)]->SaveShard(context, paths[static_cast<size_t>(task)]);
+      }));
   std::map<std::string, FileDigest> shards;
   int64_t bytes = 0;
   for (int task = 0; task < num_ps; ++task) {
-    const std::string name = ShardName(task, num_ps);
-    TJ_ASSIGN_OR_RETURN(std::string path, writer->ShardPath(name));
-    TJ_ASSIGN_OR_RETURN(v1::SaveShardResponse saved, ps_[static_cast<size_t>(task)]->SaveShard(path));
+    const v1::SaveShardResponse& shard = saved[static_cast<size_t>(task)];
     // The PS computed the digest as it wrote the file; Commit checks the size on disk, and every
     // restore verifies size and CRC-32C before trusting the shard.
-    const FileDigest digest{static_cast<uint64_t>(saved.bytes()), saved.crc32c()};
-    bytes += saved.bytes();
-    shards.emplace(name, digest);
+    const FileDigest digest{static_cast<uint64_t>(shard.bytes()), shard.crc32c()};
+    bytes += shard.bytes();
+    shards.emplace(ShardName(task, num_ps), digest);
   }
   TJ_RETURN_IF_ERROR(writer->Commit(state, shards));
   return SavedCheckpoint{step, writer->dir(), bytes, absl::Now() - start};
@@ -62,9 +108,13 @@ absl::StatusOr<std::optional<RestoredCheckpoint>> PsCheckpointer::RestoreLatest(
       return absl::FailedPreconditionError(absl::StrCat(
           "checkpoint ", latest->dir, " has no shard ", name, " for parameter server task ", task));
     }
-    TJ_RETURN_IF_ERROR(
-        ps_[static_cast<size_t>(task)]->RestoreShard(latest->ShardPath(name)).status());
   }
+  // Every PS reads its shard at the same time.
+  TJ_RETURN_IF_ERROR(
+      OnEveryPs<v1::RestoreShardResponse>(num_ps, [&](int task, grpc::ClientContext& context) {
+        return ps_[static_cast<size_t>(task)]->RestoreShard(
+            context, latest->ShardPath(ShardName(task, num_ps)));
+      }).status());
   return std::optional<RestoredCheckpoint>(
       RestoredCheckpoint{latest->step, latest->dir, latest->state});
 }

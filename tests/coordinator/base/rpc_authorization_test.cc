@@ -45,8 +45,9 @@ TEST(RpcAuthorizationTest, EveryMethodOfEveryServiceHasExactlyOneRule) {
 }
 
 TEST(RpcAuthorizationTest, OnlyTheCoordinatorChangesWhatTheJobIs) {
-  for (Rpc rpc : {Rpc::kCreateVariables, Rpc::kSaveShard, Rpc::kRestoreShard, Rpc::kKeyValueSet,
-                  Rpc::kKeyValueDelete, Rpc::kRun, Rpc::kRunStream, Rpc::kCreateResource}) {
+  for (Rpc rpc : {Rpc::kCreateVariables, Rpc::kSaveShard, Rpc::kRestoreShard, Rpc::kStreamSaveShard,
+                  Rpc::kStreamRestoreShard, Rpc::kKeyValueSet, Rpc::kKeyValueDelete, Rpc::kRun,
+                  Rpc::kRunStream, Rpc::kCreateResource}) {
     EXPECT_EQ(RuleOf(rpc).allowed, JobRoleSet({kCoordinator})) << RuleOf(rpc).method;
   }
 }

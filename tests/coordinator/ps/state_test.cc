@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "coordinator/base/values.h"
@@ -16,6 +18,7 @@
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/ps/ps_server.h"
 #include "coordinator/ps/shard_file.h"
+#include "coordinator/ps/state_stream.h"
 #include "coordinator/ps/variable_store.h"
 #include "tests/coordinator/ps/ps_state_view.h"
 #include "tests/coordinator/ps/ps_test_values.h"
@@ -256,9 +259,56 @@ TEST(StateWriterTest, ADenseChunkWrittenInPiecesIsTheSerializedRecord) {
     expected.mutable_dense_chunk()->set_offset(c.offset);
     expected.mutable_dense_chunk()->set_data(c.data);
     ASSERT_EQ(calls, 1u);
-    EXPECT_EQ(joined[0], expected.SerializeAsString()) << "slot " << c.slot << " offset " << c.offset;
+    EXPECT_EQ(joined[0], expected.SerializeAsString())
+        << "slot " << c.slot << " offset " << c.offset;
     EXPECT_EQ(writer.records(), 1);
   }
+}
+
+// Restore views dense chunks and rows in the record instead of parsing them: the views must say
+// what protobuf would parse, and give up (nullopt: protobuf parses) on anything else.
+TEST(StateViewTest, DenseChunkAndRowsViewsReadWhatProtobufParses) {
+  const std::string large(300'000, 'x');
+  for (const auto& [slot, offset, data] : std::vector<std::tuple<int32_t, int64_t, std::string>>{
+           {0, 0, ""}, {1, 1 << 20, large}, {3, int64_t{1} << 40, "abcd"}, {-1, 5, "wxyz"}}) {
+    v1::StateRecord record;
+    record.mutable_dense_chunk()->set_slot(slot);
+    record.mutable_dense_chunk()->set_offset(offset);
+    record.mutable_dense_chunk()->set_data(data);
+    const std::string bytes = record.SerializeAsString();
+    std::optional<DenseChunkView> view = ViewDenseChunk(bytes);
+    ASSERT_TRUE(view.has_value()) << "slot " << slot;
+    EXPECT_EQ(view->slot, slot);
+    EXPECT_EQ(view->offset, offset);
+    EXPECT_EQ(view->data, data);
+    EXPECT_FALSE(ViewRows(bytes).has_value());
+  }
+  v1::StateRecord rows;
+  rows.mutable_rows()->set_ids(std::string(16, 'i'));
+  rows.mutable_rows()->set_data(std::string(64, 'd'));
+  rows.mutable_rows()->set_steps(std::string(16, 's'));
+  std::string bytes = rows.SerializeAsString();
+  std::optional<RowsView> view = ViewRows(bytes);
+  ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(view->ids, rows.rows().ids());
+  EXPECT_EQ(view->data, rows.rows().data());
+  EXPECT_EQ(view->steps, rows.rows().steps());
+  EXPECT_FALSE(ViewDenseChunk(bytes).has_value());
+  // Cut short, or with a field the view does not know: left to protobuf.
+  EXPECT_FALSE(ViewRows(std::string_view(bytes).substr(0, bytes.size() - 1)).has_value());
+  v1::StateRecord chunk;
+  chunk.mutable_dense_chunk()->set_data("abcd");
+  std::string unknown = chunk.SerializeAsString();
+  unknown[1] = static_cast<char>(unknown[1] + 2);  // the chunk grows by the field below
+  unknown += std::string("\x20\x01", 2);           // field 4, varint 1
+  EXPECT_FALSE(ViewDenseChunk(unknown).has_value());
+  v1::StateRecord parsed;
+  ASSERT_TRUE(parsed.ParseFromString(unknown));  // protobuf keeps it as an unknown field
+  EXPECT_EQ(parsed.dense_chunk().data(), "abcd");
+  v1::StateRecord header;
+  header.mutable_header()->set_format("tj.ps.state");
+  EXPECT_FALSE(ViewDenseChunk(header.SerializeAsString()).has_value());
+  EXPECT_FALSE(ViewRows(header.SerializeAsString()).has_value());
 }
 
 }  // namespace
