@@ -17,7 +17,7 @@ constexpr char kWorkerService[] = "tj.v1.Worker";
 // checkpoints, progress, functions run on workers); workers read and update parameters and report;
 // parameter servers only report; the control role (operator, tjctl) sends preemption notices and
 // reads progress. Reads of task states and keys are open to every role of the job.
-constexpr std::array<RpcRule, 21> kRules = {{
+constexpr std::array<RpcRule, static_cast<size_t>(Rpc::kWorkerHealth) + 1> kRules = {{
     {Rpc::kRegisterTask, kCoordinationService, "RegisterTask", {kCoordinator, kWorker, kPs}},
     {Rpc::kHeartbeat, kCoordinationService, "Heartbeat", {kCoordinator, kWorker, kPs}},
     {Rpc::kKeyValueSet, kCoordinationService, "KeyValueSet", {kCoordinator}},
