@@ -211,12 +211,13 @@ std::vector<std::string> GeneratedInvalidManifests() {
            "# A 100 KiB pod template: copied into every pod of its type.\n"
            "# tjctl: spec.replicaSpecs.Worker.template: Too long: must have at most 65536 bytes\n",
            100 * 1024)},
-      // Over the API server's request limit (3 MiB) as well.
+      // Over the API server's request limit (3 MiB) as well, and over tjctl's manifest size limit
+      // (also 3 MiB), which refuses the file before parsing it.
       {"template-4-mib.yaml",
        ManifestWithLargeTemplate(
            "# A 4 MiB pod template.\n"
            "# server: Request entity too large\n"
-           "# tjctl: spec.replicaSpecs.Worker.template: Too long: must have at most 65536 bytes\n",
+           "# tjctl: larger than 3 MiB: not a TrainingJob manifest\n",
            4 * 1024 * 1024)},
   };
   std::vector<std::string> files;

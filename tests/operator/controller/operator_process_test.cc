@@ -248,8 +248,14 @@ class OperatorProcessTest : public ::testing::Test {
   }
 
   // `kubectl replace` of the CRD (its metadata.resourceVersion makes it conditional).
+  // Without kubectl's last-applied annotation: kubectl replace rewrites an annotation it finds from
+  // the object it sends, resourceVersion included, and the next `kubectl apply` of the shipped CRD
+  // then patches resourceVersion away and is refused ("must be specified for an update").
   bool ReplaceCrd(json crd) {
     crd.erase("status");
+    if (crd["metadata"].contains("annotations")) {
+      crd["metadata"]["annotations"].erase("kubectl.kubernetes.io/last-applied-configuration");
+    }
     const std::string path = workdir_ + "/crd-replace.json";
     std::ofstream(path) << crd.dump();
     bool ok = false;

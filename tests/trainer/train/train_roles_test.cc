@@ -88,7 +88,7 @@ TEST_F(TrainRolesTest, EachRoleIsHeldToItsRulesAndShardPathsStayInTheCheckpointD
   const absl::Status save = worker->SaveShard(inside).status();
   EXPECT_EQ(save.code(), absl::StatusCode::kPermissionDenied) << save;
   EXPECT_THAT(std::string(save.message()),
-              AllOf(HasSubstr("role worker"), HasSubstr("tj.v1.ParameterServer/SaveShard")));
+              AllOf(HasSubstr("role worker"), HasSubstr("tj.v1.ParameterServer/StreamSaveShard")));
   EXPECT_EQ(worker->RestoreShard(inside).status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(worker->CreateVariables({}).code(), absl::StatusCode::kPermissionDenied);
   EXPECT_FALSE(std::filesystem::exists(inside));
