@@ -107,7 +107,7 @@ absl::StatusOr<uint64_t> CallGeneration(const grpc::ServerContext& context) {
 }
 
 absl::Status GenerationFence::Admit(uint64_t generation, absl::string_view what) {
-  std::lock_guard lock(mu_);
+  StdMutexLock lock(mu_);
   if (generation < newest_) {
     return absl::FailedPreconditionError(
         absl::StrCat(what, " refused: it comes from coordinator generation ", generation,
@@ -126,7 +126,7 @@ grpc::Status GenerationFence::Admit(const grpc::ServerContext& context, absl::st
 }
 
 uint64_t GenerationFence::newest() const {
-  std::lock_guard lock(mu_);
+  StdMutexLock lock(mu_);
   return newest_;
 }
 

@@ -17,6 +17,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj {
 
@@ -54,7 +55,7 @@ class GenerationFence {
   uint64_t newest() const;
 
  private:
-  mutable std::mutex mu_;
+  mutable StdMutex mu_;
   uint64_t newest_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -15,7 +15,7 @@ ItemExponentialFailureRateLimiter::ItemExponentialFailureRateLimiter(absl::Durat
 absl::Duration ItemExponentialFailureRateLimiter::When(const std::string& item) {
   int exponent;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    StdMutexLock guard(mu_);
     int& failures = failures_[item];
     exponent = failures;
     if (failures < std::numeric_limits<int>::max()) ++failures;
@@ -28,12 +28,12 @@ absl::Duration ItemExponentialFailureRateLimiter::When(const std::string& item) 
 }
 
 void ItemExponentialFailureRateLimiter::Forget(const std::string& item) {
-  std::lock_guard<std::mutex> guard(mu_);
+  StdMutexLock guard(mu_);
   failures_.erase(item);
 }
 
 int ItemExponentialFailureRateLimiter::NumRequeues(const std::string& item) const {
-  std::lock_guard<std::mutex> guard(mu_);
+  StdMutexLock guard(mu_);
   auto it = failures_.find(item);
   return it == failures_.end() ? 0 : it->second;
 }
@@ -43,7 +43,7 @@ BucketRateLimiter::BucketRateLimiter(double qps, int burst,
     : qps_(qps), burst_(burst), clock_(std::move(clock)), tokens_(burst), last_(clock_->Now()) {}
 
 absl::Duration BucketRateLimiter::When(const std::string& item) {
-  std::lock_guard<std::mutex> guard(mu_);
+  StdMutexLock guard(mu_);
   const absl::Time now = clock_->Now();
   // Refill for the time since the last reservation (a clock that went back refills nothing).
   if (now > last_) {

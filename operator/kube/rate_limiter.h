@@ -16,6 +16,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
+#include "coordinator/base/std_mutex.h"
 #include "operator/kube/work_queue_clock.h"
 
 namespace tj::kube {
@@ -44,7 +45,7 @@ class ItemExponentialFailureRateLimiter final : public RateLimiter {
  private:
   const absl::Duration base_delay_;
   const absl::Duration max_delay_;
-  mutable std::mutex mu_;
+  mutable StdMutex mu_;
   std::unordered_map<std::string, int> failures_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -65,7 +66,7 @@ class BucketRateLimiter final : public RateLimiter {
   const double qps_;
   const double burst_;
   const std::shared_ptr<const WorkQueueClock> clock_;
-  std::mutex mu_;
+  StdMutex mu_;
   double tokens_ ABSL_GUARDED_BY(mu_);
   absl::Time last_ ABSL_GUARDED_BY(mu_);
 };

@@ -12,7 +12,7 @@ WorkQueue::WorkQueue(WorkQueueOptions options)
                                                     : DefaultControllerRateLimiter(clock_)) {
   // A fake clock's jump queues the keys that became due and wakes every waiter to re-check.
   listener_ = clock_->AddAdvanceListener([this] {
-    std::unique_lock<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     if (!shutting_down_) QueueDueLocked();
     get_cv_.notify_all();
     delay_cv_.notify_all();
@@ -23,7 +23,7 @@ WorkQueue::WorkQueue(WorkQueueOptions options)
 WorkQueue::~WorkQueue() {
   std::thread delay_thread;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     ShutDownLocked();
     delay_thread = std::move(delay_thread_);
   }
@@ -32,7 +32,7 @@ WorkQueue::~WorkQueue() {
 }
 
 void WorkQueue::Add(const std::string& key) {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   AddLocked(key);
 }
 
@@ -46,7 +46,7 @@ void WorkQueue::AddLocked(const std::string& key) {
 }
 
 void WorkQueue::AddAfter(const std::string& key, absl::Duration delay) {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   if (shutting_down_) return;
   ++retries_total_;
   if (delay <= absl::ZeroDuration()) {
@@ -92,19 +92,19 @@ void WorkQueue::QueueDueLocked() {
 }
 
 void WorkQueue::DelayLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   while (!shutting_down_) {
     QueueDueLocked();
     const absl::Time deadline =
         waiting_.empty() ? absl::InfiniteFuture() : waiting_.begin()->first.first;
-    clock_->WaitUntil(lock, delay_cv_, deadline);
+    clock_->WaitUntil(lock.native(), delay_cv_, deadline);
   }
 }
 
 std::optional<std::string> WorkQueue::Get() {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   while (queue_.empty() && !shutting_down_) {
-    clock_->WaitUntil(lock, get_cv_, absl::InfiniteFuture());
+    clock_->WaitUntil(lock.native(), get_cv_, absl::InfiniteFuture());
   }
   if (queue_.empty()) return std::nullopt;  // shut down
   std::string key = std::move(queue_.front());
@@ -115,7 +115,7 @@ std::optional<std::string> WorkQueue::Get() {
 }
 
 void WorkQueue::Done(const std::string& key) {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   if (processing_.erase(key) == 0) return;
   if (dirty_.contains(key)) {
     // Added while it was being processed: its turn comes now. (Also after ShutDown, as client-go:
@@ -135,43 +135,43 @@ void WorkQueue::ShutDownLocked() {
 }
 
 void WorkQueue::ShutDown() {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   ShutDownLocked();
   draining_ = false;  // releases a ShutDownWithDrain waiting in another thread
   drained_cv_.notify_all();
 }
 
 void WorkQueue::ShutDownWithDrain() {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   ShutDownLocked();
   draining_ = true;
   while (draining_ && !processing_.empty()) {
-    clock_->WaitUntil(lock, drained_cv_, absl::InfiniteFuture());
+    clock_->WaitUntil(lock.native(), drained_cv_, absl::InfiniteFuture());
   }
 }
 
 bool WorkQueue::ShuttingDown() const {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return shutting_down_;
 }
 
 size_t WorkQueue::Len() const {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return queue_.size();
 }
 
 uint64_t WorkQueue::AddsTotal() const {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return adds_total_;
 }
 
 size_t WorkQueue::Depth() const {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return dirty_.size();
 }
 
 uint64_t WorkQueue::RetriesTotal() const {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return retries_total_;
 }
 
@@ -182,7 +182,7 @@ absl::Duration WorkQueue::LongestRunningProcessor() const {
 absl::Duration WorkQueue::UnfinishedWork() const { return Metrics().unfinished_work; }
 
 WorkQueueMetrics WorkQueue::Metrics() const {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   WorkQueueMetrics metrics;
   metrics.adds_total = adds_total_;
   metrics.depth = dirty_.size();

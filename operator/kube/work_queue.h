@@ -45,6 +45,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
+#include "coordinator/base/std_mutex.h"
 #include "operator/kube/rate_limiter.h"
 #include "operator/kube/work_queue_clock.h"
 
@@ -116,9 +117,9 @@ class WorkQueue {
   const std::unique_ptr<RateLimiter> rate_limiter_;
   WorkQueueClock::ListenerId listener_ = 0;
 
-  // ABSL_GUARDED_BY / _LOCKS_REQUIRED document what mu_ guards; no compiler checks them, as mu_ is
-  // a std::mutex (see work_queue_clock.h for why).
-  mutable std::mutex mu_;
+  // A std::mutex (see work_queue_clock.h for why) with thread-safety attributes: what it guards is
+  // checked by clang (scripts/check-thread-safety.sh).
+  mutable StdMutex mu_;
   std::condition_variable get_cv_;      // a key was queued, or shutdown
   std::condition_variable delay_cv_;    // a new earliest deadline, or shutdown
   std::condition_variable drained_cv_;  // nothing is being processed any more, or ShutDown

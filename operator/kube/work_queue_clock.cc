@@ -31,14 +31,14 @@ void RealWorkQueueClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::cond
 FakeWorkQueueClock::FakeWorkQueueClock(absl::Time start) : now_(start) {}
 
 absl::Time FakeWorkQueueClock::Now() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  StdMutexLock guard(mu_);
   return now_;
 }
 
 void FakeWorkQueueClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
                                    absl::Time deadline) const {
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    StdMutexLock guard(mu_);
     if (now_ >= deadline) return;
     ++waiters_;
   }
@@ -47,40 +47,42 @@ void FakeWorkQueueClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::cond
   // take that lock before notifying, so an Advance in between cannot be missed. A deadline that
   // passes while waiting is always reached through Advance, which calls the listeners.
   cv.wait(lock);
-  std::lock_guard<std::mutex> guard(mu_);
+  StdMutexLock guard(mu_);
   --waiters_;
 }
 
 FakeWorkQueueClock::ListenerId FakeWorkQueueClock::AddAdvanceListener(
     std::function<void()> on_advance) {
-  std::lock_guard<std::mutex> guard(listeners_mu_);
+  StdMutexLock guard(listeners_mu_);
   const ListenerId id = next_listener_++;
   listeners_.emplace(id, std::move(on_advance));
   return id;
 }
 
 void FakeWorkQueueClock::RemoveAdvanceListener(ListenerId id) {
-  std::lock_guard<std::mutex> guard(listeners_mu_);
+  StdMutexLock guard(listeners_mu_);
   listeners_.erase(id);
 }
 
 void FakeWorkQueueClock::Advance(absl::Duration duration) {
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    StdMutexLock guard(mu_);
     if (duration > absl::ZeroDuration()) now_ += duration;
   }
-  std::lock_guard<std::mutex> guard(listeners_mu_);
+  StdMutexLock guard(listeners_mu_);
   for (const auto& [id, listener] : listeners_) listener();
 }
 
 size_t FakeWorkQueueClock::waiters() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  StdMutexLock guard(mu_);
   return waiters_;
 }
 
 void FakeWorkQueueClock::AwaitWaiters(size_t count) const {
-  std::unique_lock<std::mutex> lock(mu_);
-  waiters_changed_.wait(lock, [&] { return waiters_ >= count; });
+  StdMutexLock lock(mu_);
+  // The predicate runs with mu_ held (the wait retakes it before calling it).
+  waiters_changed_.wait(lock.native(),
+                        [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return waiters_ >= count; });
 }
 
 }  // namespace tj::kube

@@ -19,6 +19,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 
@@ -77,11 +78,11 @@ class FakeWorkQueueClock final : public WorkQueueClock {
 
  private:
   // listeners_mu_ is taken before the listeners' own mutexes, which are taken before mu_.
-  std::mutex listeners_mu_;
+  StdMutex listeners_mu_;
   std::map<ListenerId, std::function<void()>> listeners_ ABSL_GUARDED_BY(listeners_mu_);
   ListenerId next_listener_ ABSL_GUARDED_BY(listeners_mu_) = 1;
 
-  mutable std::mutex mu_;
+  mutable StdMutex mu_;
   mutable std::condition_variable waiters_changed_;
   absl::Time now_ ABSL_GUARDED_BY(mu_);
   mutable size_t waiters_ ABSL_GUARDED_BY(mu_) = 0;
