@@ -153,8 +153,11 @@ void ValidatePodTemplate(const PodTemplate& pod_template, const std::string& pat
     return;
   }
   if (!ExpectObject(raw, path, errors)) return;
-  // Before anything else: the operator copies the template into each of the type's pods.
-  if (const size_t bytes = raw.dump().size(); bytes > kMaxPodTemplateBytes) {
+  // Before anything else: the operator copies the template into each of the type's pods. Invalid
+  // UTF-8 in a string (a manifest read by tjctl) is measured as replacement characters, not thrown.
+  if (const size_t bytes =
+          raw.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size();
+      bytes > kMaxPodTemplateBytes) {
     errors.push_back(TooLongError(
         path, bytes, kMaxPodTemplateBytes,
         "the template (as JSON) is copied into every pod of its replica type; keep large data "

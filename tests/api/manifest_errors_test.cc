@@ -322,5 +322,19 @@ TEST(ManifestErrorsTest, LoadTrainingJobFileNamesTheFile) {
             "or equal to 1");
 }
 
+// Found by manifest_yaml_fuzzer: bytes that are not UTF-8 in a string of a pod template made the
+// template's size check (nlohmann's dump) throw out of tjctl validate. They are measured instead.
+TEST(ManifestErrorsTest, BytesThatAreNotUtf8InATemplateDoNotThrow) {
+  Manifest m;
+  m.worker = "replicas: 2";
+  std::string yaml = m.Yaml();
+  const size_t image = yaml.rfind("image: img");
+  ASSERT_NE(image, std::string::npos);
+  yaml.replace(image, 10, "image: \"im\xff\xfeg\"");
+  CheckedTrainingJob checked;
+  ASSERT_NO_THROW(checked = CheckTrainingJobText(yaml));
+  ASSERT_TRUE(checked.job.has_value()) << FormatFieldErrors("job.yaml", checked.errors);
+}
+
 }  // namespace
 }  // namespace tj::v1alpha1
