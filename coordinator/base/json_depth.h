@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -12,13 +13,15 @@
 
 namespace tj {
 
-// Whether `text` opens more than `max_depth` arrays or objects inside one another. Brackets inside
-// strings do not count; text that is not JSON gives an answer its parser will not need.
-inline bool JsonTextNestsDeeperThan(std::string_view text, int max_depth) {
+// The byte offset at which `text` opens its (max_depth + 1)-th array or object inside one another,
+// or nullopt. Brackets inside strings do not count, nor closings without an opening; text that is
+// not JSON gives an answer its parser will not need.
+inline std::optional<size_t> JsonTextDepthExceededAt(std::string_view text, int max_depth) {
   int depth = 0;
   bool in_string = false;
   bool escaped = false;
-  for (const char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     if (in_string) {
       if (escaped) {
         escaped = false;
@@ -32,12 +35,17 @@ inline bool JsonTextNestsDeeperThan(std::string_view text, int max_depth) {
     if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return true;
-    } else if (c == ']' || c == '}') {
+      if (++depth > max_depth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
   }
-  return false;
+  return std::nullopt;
+}
+
+// Whether `text` opens more than `max_depth` arrays or objects inside one another.
+inline bool JsonTextNestsDeeperThan(std::string_view text, int max_depth) {
+  return JsonTextDepthExceededAt(text, max_depth).has_value();
 }
 
 // The same for a parsed value (an explicit stack, not recursion).

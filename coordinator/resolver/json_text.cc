@@ -1,6 +1,7 @@
 #include "coordinator/resolver/json_text.h"
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/base/json_depth.h"
 #include "coordinator/resolver/diagnostics.h"
 
 namespace tj {
@@ -10,31 +11,9 @@ namespace {
 constexpr size_t kMaxParserMessageBytes = 300;
 
 absl::Status CheckNesting(std::string_view text, std::string_view source_name) {
-  int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonNesting) {
-        return absl::InvalidArgumentError(Cat(source_name, ": not valid JSON: nested deeper than ",
-                                              kMaxJsonNesting, " levels at byte ", i));
-      }
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
+  if (const std::optional<size_t> at = JsonTextDepthExceededAt(text, kMaxJsonNesting)) {
+    return absl::InvalidArgumentError(Cat(source_name, ": not valid JSON: nested deeper than ",
+                                          kMaxJsonNesting, " levels at byte ", *at));
   }
   return absl::OkStatus();
 }
