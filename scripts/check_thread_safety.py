@@ -37,6 +37,7 @@ def clang_command(entry, clang, build_dir):
 
 def main():
     build_dir = sys.argv[1]
+    only = sys.argv[2:]  # optional path substrings: check only the files that contain one
     root = os.getcwd()
     clang = next((c for c in CLANG_CANDIDATES if shutil.which(c)), None)
     if clang is None:
@@ -45,7 +46,8 @@ def main():
         entries = json.load(f)
     generated = os.path.abspath(build_dir) + os.sep
     own = [e for e in entries
-           if e["file"].startswith(root + os.sep) and not e["file"].startswith(generated)]
+           if e["file"].startswith(root + os.sep) and not e["file"].startswith(generated)
+           and (not only or any(o in e["file"] for o in only))]
 
     def check(entry):
         result = subprocess.run(clang_command(entry, clang, build_dir), cwd=entry["directory"],

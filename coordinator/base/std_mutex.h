@@ -29,6 +29,10 @@ class ABSL_SCOPED_LOCKABLE StdMutexLock {
   StdMutexLock(const StdMutexLock&) = delete;
   StdMutexLock& operator=(const StdMutexLock&) = delete;
 
+  // Releases and retakes the mutex within the scope (a call made without it, say).
+  void unlock() ABSL_UNLOCK_FUNCTION() { lock_.unlock(); }
+  void lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { lock_.lock(); }
+
   // For std::condition_variable::wait. The wait releases the mutex and takes it again before it
   // returns; the analysis, like absl::CondVar's, treats the mutex as held throughout.
   std::unique_lock<std::mutex>& native() { return lock_; }

@@ -44,6 +44,7 @@
 #include "operator/kube/leader_election.h"
 #include "operator/kube/leader_fence.h"
 #include "spdlog/spdlog.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace {
 
@@ -224,7 +225,7 @@ int main(int argc, char** argv) {
 
   auto stop = std::make_shared<tj::kube::Cancellation>();
   std::atomic<bool> signalled{false};
-  std::mutex stopped_mu;
+  tj::StdMutex stopped_mu;
   std::condition_variable stopped_cv;
   bool stopped = false;  // guarded by stopped_mu: main is about to return
   std::thread signal_thread([&] {
@@ -236,8 +237,8 @@ int main(int argc, char** argv) {
     if (!from_outside) return;
     // The orderly stop waits for reconciles in flight and API calls (the Lease's release); none
     // of them may keep the process past its grace period.
-    std::unique_lock<std::mutex> lock(stopped_mu);
-    if (!stopped_cv.wait_for(lock, absl::ToChronoSeconds(shutdown_timeout),
+    tj::StdMutexLock lock(stopped_mu);
+    if (!stopped_cv.wait_for(lock.native(), absl::ToChronoSeconds(shutdown_timeout),
                              [&] { return stopped; })) {
       spdlog::error(
           "tj-operator: still stopping {} after signal {} (a reconcile or API call in flight); "
@@ -302,7 +303,7 @@ int main(int argc, char** argv) {
     kill(getpid(), SIGTERM);
   }
   {
-    std::lock_guard<std::mutex> lock(stopped_mu);
+    tj::StdMutexLock lock(stopped_mu);
     stopped = true;
   }
   stopped_cv.notify_all();

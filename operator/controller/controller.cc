@@ -11,6 +11,7 @@
 #include "operator/controller/reconcile_guard.h"
 #include "operator/kube/resource.h"
 #include "spdlog/spdlog.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::op {
 namespace {
@@ -351,19 +352,19 @@ absl::Status Controller::Run(const std::shared_ptr<kube::Cancellation>& stop) {
     for (int i = 0; i < options_.workers; ++i) workers.emplace_back([this] { Work(); });
   }
   // The metrics refresher doubles as the wait for `stop`.
-  std::mutex mu;
+  StdMutex mu;
   std::condition_variable cv;
   stop->SetHook([&] {
-    std::lock_guard<std::mutex> lock(mu);
+    StdMutexLock lock(mu);
     cv.notify_all();
   });
   {
-    std::unique_lock<std::mutex> lock(mu);
+    StdMutexLock lock(mu);
     while (!stop->cancelled()) {
       lock.unlock();
       RefreshGauges();
       lock.lock();
-      cv.wait_for(lock, std::chrono::seconds(1), [&] { return stop->cancelled(); });
+      cv.wait_for(lock.native(), std::chrono::seconds(1), [&] { return stop->cancelled(); });
     }
   }
   stop->SetHook(nullptr);

@@ -7,6 +7,7 @@
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 #include "tj/v1/coordination.grpc.pb.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::op {
 
@@ -15,7 +16,7 @@ GrpcCoordinatorProgress::GrpcCoordinatorProgress(absl::Duration rpc_timeout)
 
 GrpcCoordinatorProgress::~GrpcCoordinatorProgress() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -25,7 +26,7 @@ GrpcCoordinatorProgress::~GrpcCoordinatorProgress() {
 void GrpcCoordinatorProgress::Refresh(const std::string& job, const std::string& address,
                                       const std::string& token) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     if (!queued_.insert(job).second) return;
     queue_.push_back({job, address, token});
   }
@@ -34,19 +35,19 @@ void GrpcCoordinatorProgress::Refresh(const std::string& job, const std::string&
 
 std::optional<v1alpha1::TrainingProgress> GrpcCoordinatorProgress::Latest(
     const std::string& job) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   auto it = latest_.find(job);
   if (it == latest_.end()) return std::nullopt;
   return it->second;
 }
 
 void GrpcCoordinatorProgress::Forget(const std::string& job) {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   latest_.erase(job);
 }
 
 int64_t GrpcCoordinatorProgress::reads() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return reads_;
 }
 
@@ -54,8 +55,8 @@ void GrpcCoordinatorProgress::Loop() {
   while (true) {
     Request request;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      StdMutexLock lock(mu_);
+      cv_.wait(lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
       request = std::move(queue_.front());
       queue_.pop_front();
@@ -70,7 +71,7 @@ void GrpcCoordinatorProgress::Loop() {
     v1::KeyValueGetResponse response;
     const grpc::Status status = stub->KeyValueGet(&context, get, &response);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       ++reads_;
     }
     if (!status.ok()) {
@@ -87,7 +88,7 @@ void GrpcCoordinatorProgress::Loop() {
                    request.address, progress.status().ToString());
       continue;
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     latest_[request.job] = *std::move(progress);
   }
 }

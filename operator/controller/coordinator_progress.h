@@ -16,6 +16,8 @@
 
 #include "absl/time/time.h"
 #include "api/v1alpha1/training_progress.h"
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::op {
 
@@ -55,13 +57,13 @@ class GrpcCoordinatorProgress : public CoordinatorProgress {
   void Loop();
 
   const absl::Duration rpc_timeout_;
-  mutable std::mutex mu_;
+  mutable StdMutex mu_;
   std::condition_variable cv_;
-  std::deque<Request> queue_;
-  std::set<std::string> queued_;
-  std::map<std::string, v1alpha1::TrainingProgress> latest_;
-  bool stopping_ = false;
-  int64_t reads_ = 0;
+  std::deque<Request> queue_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> queued_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, v1alpha1::TrainingProgress> latest_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t reads_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 

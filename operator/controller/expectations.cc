@@ -1,10 +1,11 @@
 #include "operator/controller/expectations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::op {
 
 void CreationExpectations::Expect(const std::string& key, const std::vector<std::string>& objects,
                                   absl::Time now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   if (objects.empty()) {
     jobs_.erase(key);
     return;
@@ -15,7 +16,7 @@ void CreationExpectations::Expect(const std::string& key, const std::vector<std:
 }
 
 Observation CreationExpectations::Observed(const std::string& key, const std::string& object) {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   auto it = jobs_.find(key);
   if (it == jobs_.end() || it->second.objects.erase(object) == 0) return Observation::kNotAwaited;
   if (!it->second.objects.empty()) return Observation::kAwaiting;
@@ -24,27 +25,27 @@ Observation CreationExpectations::Observed(const std::string& key, const std::st
 }
 
 bool CreationExpectations::Satisfied(const std::string& key, absl::Time now) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   auto it = jobs_.find(key);
   return it == jobs_.end() || now - it->second.since > ttl_;
 }
 
 std::optional<absl::Time> CreationExpectations::ExpiresAt(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   auto it = jobs_.find(key);
   if (it == jobs_.end()) return std::nullopt;
   return it->second.since + ttl_;
 }
 
 std::vector<std::string> CreationExpectations::Pending(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   auto it = jobs_.find(key);
   if (it == jobs_.end()) return {};
   return std::vector<std::string>(it->second.objects.begin(), it->second.objects.end());
 }
 
 void CreationExpectations::Forget(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   jobs_.erase(key);
 }
 

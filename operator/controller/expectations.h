@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::op {
 
@@ -61,8 +63,8 @@ class CreationExpectations {
   };
 
   const absl::Duration ttl_;
-  mutable std::mutex mu_;
-  std::map<std::string, Entry> jobs_;
+  mutable StdMutex mu_;
+  std::map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tj::op

@@ -7,6 +7,7 @@
 #include "operator/controller/coordinator_rpc.h"
 #include "grpcpp/grpcpp.h"
 #include "tj/v1/coordination.grpc.pb.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::op {
 
@@ -15,7 +16,7 @@ GrpcPreemptionNotifier::GrpcPreemptionNotifier(GrpcPreemptionNotifierOptions opt
 
 GrpcPreemptionNotifier::~GrpcPreemptionNotifier() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -25,7 +26,7 @@ GrpcPreemptionNotifier::~GrpcPreemptionNotifier() {
 void GrpcPreemptionNotifier::Send(PreemptionNotice notice) {
   std::optional<NoticeOutcome> dropped;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     if (queue_.size() >= options_.max_queued) {
       dropped = NoticeOutcome{std::move(notice),
                               absl::ResourceExhaustedError(absl::StrCat(
@@ -47,8 +48,8 @@ void GrpcPreemptionNotifier::Loop() {
   while (true) {
     PreemptionNotice notice;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      StdMutexLock lock(mu_);
+      cv_.wait(lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
       notice = std::move(queue_.front());
       queue_.pop_front();

@@ -14,6 +14,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::op {
 
@@ -62,10 +64,10 @@ class GrpcPreemptionNotifier : public PreemptionNotifier {
   NoticeOutcome Deliver(const PreemptionNotice& notice) const;
 
   GrpcPreemptionNotifierOptions options_;
-  std::mutex mu_;
+  StdMutex mu_;
   std::condition_variable cv_;
-  std::deque<PreemptionNotice> queue_;
-  bool stopping_ = false;
+  std::deque<PreemptionNotice> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

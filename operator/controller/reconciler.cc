@@ -21,6 +21,7 @@
 #include "operator/kube/api_error.h"
 #include "operator/kube/resource.h"
 #include "spdlog/spdlog.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::op {
 namespace {
@@ -105,12 +106,12 @@ Reconciler::Reconciler(ClusterView& view, kube::KubeClient& client, PreemptionNo
       expectations_(options_.expectations_ttl) {}
 
 ReconcileCounters Reconciler::counters() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return counters_;
 }
 
 void Reconciler::PodDeleted(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   restarted_pods_.erase(uid);
   for (auto it = notified_.lower_bound(uid + "|");
        it != notified_.end() && it->starts_with(uid + "|");) {
@@ -125,7 +126,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
   ObjectPtr job_json = view_.Job(ns, name);
   if (job_json == nullptr) {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     jobs_.erase(key);  // its objects go with it (ownerReferences)
     expectations_.Forget(key);
     if (options_.progress != nullptr) options_.progress->Forget(key);
@@ -153,7 +154,7 @@ ReconcileResult Reconciler::ReconcileInvalid(const json& job_json, const std::st
   const std::string full = absl::StrCat("invalid spec: ", message);
   bool first_report = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     JobMemory& memory = jobs_[key];
     first_report = memory.last_invalid_message != full;
     memory.last_invalid_message = full;
@@ -193,7 +194,7 @@ absl::StatusOr<std::vector<ObservedPod>> Reconciler::ObservePods(const v1alpha1:
   auto objects = view_.PodsOf(NamespaceOf(job), job.metadata.name);
   if (!objects.ok()) return objects.status();
   std::vector<ObservedPod> pods;
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   for (const ObjectPtr& object : *objects) {
     if (!ControlledBy(*object, job.metadata.uid.value_or(""))) continue;
     absl::StatusOr<ObservedPod> pod = ObservePod(*object);
@@ -220,7 +221,7 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   std::string create_failure;
   std::string token;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     JobMemory& memory = jobs_[key];
     memory.last_invalid_message.clear();
     create_failure = memory.create_failure;
@@ -262,7 +263,7 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
     if (!fresh.ok()) return {fresh.status(), std::nullopt};
     token = *fresh;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       jobs_[key].token = token;
     }
     const std::string name = v1alpha1::JobTokenSecretName(job.metadata.name);
@@ -286,7 +287,7 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   // A PS that was disrupted makes the coordinator's next failure part of the same disruption.
   absl::Time last_ps_disruption;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     JobMemory& memory = jobs_[key];
     for (const ObservedPod& pod : pods) {
       if (pod.key.type != ReplicaType::kPs) continue;
@@ -337,7 +338,7 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   }
   bool new_pod_group_problem = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     std::string& last = jobs_[key].last_pod_group_problem;
     new_pod_group_problem = !pod_group_problem.empty() && last != pod_group_problem;
     last = pod_group_problem;
@@ -423,7 +424,7 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
       continue;
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       restarted_pods_.insert(pod->uid);
       ++counters_.restarts_by_reason[restart.reason];
     }
@@ -568,12 +569,12 @@ absl::Status Reconciler::EnsurePodGroup(const json& job_json, const v1alpha1::Tr
   const std::string key = JobKey(job);
   const json desired = BuildPodGroup(job, scheduler);
   if (!pods_to_create) {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     auto it = jobs_.find(key);
     if (it != jobs_.end() && it->second.pod_group == desired) return absl::OkStatus();
   }
   auto confirmed = [&] {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     jobs_[key].pod_group = desired;
   };
   const std::string ns = NamespaceOf(job);
@@ -662,7 +663,7 @@ int Reconciler::SendNotices(const json& job_json, const v1alpha1::TrainingJob& j
     }
     if (signal.empty()) continue;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       if (!notified_.insert(pod.uid + "|" + signal).second) continue;
       if (signal != "ScaleDown") ++new_signals;
       if (pod.key.type == ReplicaType::kPs && signal != "ScaleDown") {
@@ -684,7 +685,7 @@ int Reconciler::SendNotices(const json& job_json, const v1alpha1::TrainingJob& j
     notice.deadline = pod.deletion_deadline.value_or(now + GracePeriodOf(job, pod.key.type));
     notifier_.Send(notice);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       ++counters_.notices_queued;
     }
     if (options_.metrics != nullptr) {
@@ -752,7 +753,7 @@ absl::Status Reconciler::DeletePod(const json& job_json, const v1alpha1::Trainin
   auto deleted = client_.Delete(*ref, options);
   if (!deleted.ok()) return deleted.status();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     ++counters_.pods_deleted;
   }
   events_.Record(job_json, EventType::kNormal, "DeletedPod",

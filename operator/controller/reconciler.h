@@ -44,6 +44,8 @@
 #include "operator/controller/replica_objects.h"
 #include "operator/controller/write_executor.h"
 #include "operator/kube/kube_client.h"
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::op {
 
@@ -197,11 +199,11 @@ class Reconciler {
   WriteExecutor& writes_;
   CreationExpectations expectations_;
 
-  mutable std::mutex mu_;
-  std::set<std::string> restarted_pods_;   // UIDs
-  std::set<std::string> notified_;         // UID + "|" + signal
-  std::map<std::string, JobMemory> jobs_;  // by "namespace/name"
-  ReconcileCounters counters_;
+  mutable StdMutex mu_;
+  std::set<std::string> restarted_pods_ ABSL_GUARDED_BY(mu_);   // UIDs
+  std::set<std::string> notified_ ABSL_GUARDED_BY(mu_);         // UID + "|" + signal
+  std::map<std::string, JobMemory> jobs_ ABSL_GUARDED_BY(mu_);  // by "namespace/name"
+  ReconcileCounters counters_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tj::op

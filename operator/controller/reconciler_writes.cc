@@ -11,6 +11,7 @@
 #include "operator/controller/reconcile_guard.h"
 #include "operator/controller/reconciler.h"
 #include "spdlog/spdlog.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::op {
 namespace {
@@ -52,11 +53,11 @@ struct Reconciler::WriteBatch {
   std::string key;
   json job_json;  // InvolvedObject: enough for Events and the job's name
   std::vector<Write> writes;
-  std::mutex mu;
-  size_t remaining = 0;
-  std::map<std::string, std::vector<std::string>> created;  // by kind
-  std::vector<std::string> failures;
-  bool failed = false;
+  StdMutex mu;
+  size_t remaining ABSL_GUARDED_BY(mu) = 0;
+  std::map<std::string, std::vector<std::string>> created ABSL_GUARDED_BY(mu);  // by kind
+  std::vector<std::string> failures ABSL_GUARDED_BY(mu);
+  bool failed ABSL_GUARDED_BY(mu) = false;
 };
 
 void Reconciler::Dispatch(const std::string& key, const json& job_json, std::vector<Write> writes,
@@ -66,7 +67,10 @@ void Reconciler::Dispatch(const std::string& key, const json& job_json, std::vec
   batch->key = key;
   batch->job_json = InvolvedObject(job_json);
   batch->writes = std::move(writes);
-  batch->remaining = batch->writes.size();
+  {
+    StdMutexLock lock(batch->mu);  // not shared yet; the lock keeps the analysis simple
+    batch->remaining = batch->writes.size();
+  }
   std::vector<std::string> objects;
   bool writes_status = false;
   for (const Write& w : batch->writes) {
@@ -74,7 +78,7 @@ void Reconciler::Dispatch(const std::string& key, const json& job_json, std::vec
     writes_status |= w.kind == "status";
   }
   if (writes_status) {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     JobMemory& memory = jobs_[key];
     memory.status_in_flight = true;
     memory.awaited_status_version.clear();
@@ -106,18 +110,18 @@ void Reconciler::Finished(WriteBatch& batch, size_t index, const absl::StatusOr<
       if (!view_.Live())
         StatusWritten(batch.key, batch.job_json, MetadataField(*result, "resourceVersion"));
     } else {
-      std::lock_guard<std::mutex> lock(batch.mu);
+      StdMutexLock lock(batch.mu);
       batch.created[w.kind].push_back(NameIn(w.object));
     }
     if (w.kind == "pod") {
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       ++counters_.pods_created;
     }
   } else if (is_status) {
     // A Conflict (the job changed meanwhile): the retry decides again from a fresh cache.
     spdlog::debug("{}: first status write: {}", batch.key, result.status().ToString());
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       auto it = jobs_.find(batch.key);  // gone: the job was deleted meanwhile
       if (it != jobs_.end()) {
         it->second.status_in_flight = false;
@@ -125,7 +129,7 @@ void Reconciler::Finished(WriteBatch& batch, size_t index, const absl::StatusOr<
         it->second.seen_versions.clear();
       }
     }
-    std::lock_guard<std::mutex> lock(batch.mu);
+    StdMutexLock lock(batch.mu);
     batch.failed = true;
   } else {
     const bool exists = absl::IsAlreadyExists(result.status());
@@ -138,7 +142,7 @@ void Reconciler::Finished(WriteBatch& batch, size_t index, const absl::StatusOr<
                              " failed: ", std::string(result.status().message()));
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       auto it = jobs_.find(batch.key);  // gone: the job was deleted meanwhile
       if (it != jobs_.end()) {
         if (w.kind == "secret") it->second.token.clear();
@@ -147,7 +151,7 @@ void Reconciler::Finished(WriteBatch& batch, size_t index, const absl::StatusOr<
     }
     if (!failure.empty()) {
       spdlog::warn("{}: {}", batch.key, failure);
-      std::lock_guard<std::mutex> lock(batch.mu);
+      StdMutexLock lock(batch.mu);
       batch.failures.push_back(failure);
       batch.failed = true;
     }
@@ -155,23 +159,31 @@ void Reconciler::Finished(WriteBatch& batch, size_t index, const absl::StatusOr<
   if (observed_now) expectations_.Observed(batch.key, w.object);
   bool last = false;
   {
-    std::lock_guard<std::mutex> lock(batch.mu);
+    StdMutexLock lock(batch.mu);
     last = --batch.remaining == 0;
   }
   if (last) BatchDone(batch);
 }
 
 void Reconciler::BatchDone(WriteBatch& batch) {
+  // Every write has finished (the last one calls this): the lock only orders their results.
+  std::map<std::string, std::vector<std::string>> created;
+  std::vector<std::string> failures;
+  bool failed = false;
+  {
+    StdMutexLock lock(batch.mu);
+    created = std::move(batch.created);
+    failures = std::move(batch.failures);
+    failed = batch.failed;
+  }
   // One Event for what this reconcile created ("created the token secret, 5 pods (...) and 5
   // services (...)"): a burst of new jobs posts one Event per job, not one per object.
   std::vector<std::string> parts;
-  if (batch.created.contains("secret")) {
-    parts.push_back(absl::StrCat("the token secret ", batch.created["secret"].front()));
+  if (created.contains("secret")) {
+    parts.push_back(absl::StrCat("the token secret ", created["secret"].front()));
   }
-  if (batch.created.contains("pod")) parts.push_back(Described("pod", batch.created["pod"]));
-  if (batch.created.contains("service")) {
-    parts.push_back(Described("service", batch.created["service"]));
-  }
+  if (created.contains("pod")) parts.push_back(Described("pod", created["pod"]));
+  if (created.contains("service")) parts.push_back(Described("service", created["service"]));
   if (!parts.empty()) {
     std::string message = "created ";
     for (size_t i = 0; i < parts.size(); ++i) {
@@ -180,21 +192,21 @@ void Reconciler::BatchDone(WriteBatch& batch) {
     }
     events_.Record(batch.job_json, EventType::kNormal, "Created", message);
   }
-  if (!batch.failures.empty()) {
+  if (!failures.empty()) {
     events_.Record(batch.job_json, EventType::kWarning, kFailedCreateReason,
-                   absl::StrCat(absl::StrJoin(batch.failures, "; "), "; retrying"));
+                   absl::StrCat(absl::StrJoin(failures, "; "), "; retrying"));
   }
   bool cleared = false;
-  if (!batch.failed) {
-    std::lock_guard<std::mutex> lock(mu_);
+  if (!failed) {
+    StdMutexLock lock(mu_);
     auto it = jobs_.find(batch.key);
     if (it != jobs_.end() && !it->second.create_failure.empty()) {
       it->second.create_failure.clear();
       cleared = true;
     }
   }
-  if (options_.on_writes_done && (batch.failed || cleared)) {
-    options_.on_writes_done(batch.key, batch.failed);
+  if (options_.on_writes_done && (failed || cleared)) {
+    options_.on_writes_done(batch.key, failed);
   }
 }
 
@@ -210,7 +222,7 @@ void Reconciler::StatusWritten(const std::string& key, const json& job_json,
   const std::string cached_version = cached ? MetadataField(*cached, "resourceVersion") : "";
   bool observed = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     auto it = jobs_.find(key);
     if (it == jobs_.end() || !it->second.status_in_flight) return;
     JobMemory& memory = it->second;
@@ -233,7 +245,7 @@ void Reconciler::JobObserved(const json& job) {
   const std::string version = MetadataField(job, "resourceVersion");
   bool observed = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     auto it = jobs_.find(key);
     if (it == jobs_.end() || !it->second.status_in_flight) return;
     JobMemory& memory = it->second;

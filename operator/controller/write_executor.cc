@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <utility>
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::op {
 
@@ -13,8 +14,8 @@ ThreadPoolWriteExecutor::ThreadPoolWriteExecutor(int threads, size_t queue_capac
 ThreadPoolWriteExecutor::~ThreadPoolWriteExecutor() { Stop(); }
 
 void ThreadPoolWriteExecutor::Submit(std::function<void()> write, bool urgent) {
-  std::unique_lock<std::mutex> lock(mu_);
-  has_room_.wait(lock, [&] { return stopping_ || QueuedLocked() < capacity_; });
+  StdMutexLock lock(mu_);
+  has_room_.wait(lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || QueuedLocked() < capacity_; });
   if (stopping_) return;
   (urgent ? urgent_ : queue_).push_back(std::move(write));
   has_work_.notify_one();
@@ -22,7 +23,7 @@ void ThreadPoolWriteExecutor::Submit(std::function<void()> write, bool urgent) {
 
 void ThreadPoolWriteExecutor::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     if (stopping_ && threads_.empty()) return;
     stopping_ = true;
     urgent_.clear();
@@ -34,25 +35,25 @@ void ThreadPoolWriteExecutor::Stop() {
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   threads_.clear();
 }
 
 size_t ThreadPoolWriteExecutor::Queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return QueuedLocked();
 }
 
 bool ThreadPoolWriteExecutor::WaitIdle(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return idle_.wait_for(lock, timeout,
-                        [&] { return stopping_ || (QueuedLocked() == 0 && running_ == 0); });
+  StdMutexLock lock(mu_);
+  return idle_.wait_for(lock.native(), timeout,
+                        [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || (QueuedLocked() == 0 && running_ == 0); });
 }
 
 void ThreadPoolWriteExecutor::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   while (true) {
-    has_work_.wait(lock, [&] { return stopping_ || QueuedLocked() > 0; });
+    has_work_.wait(lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || QueuedLocked() > 0; });
     if (stopping_) return;
     std::deque<std::function<void()>>& from = urgent_.empty() ? queue_ : urgent_;
     std::function<void()> write = std::move(from.front());

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::op {
 
@@ -48,17 +50,17 @@ class ThreadPoolWriteExecutor : public WriteExecutor {
 
  private:
   void Run();
-  size_t QueuedLocked() const { return urgent_.size() + queue_.size(); }
+  size_t QueuedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return urgent_.size() + queue_.size(); }
 
   const size_t capacity_;
-  mutable std::mutex mu_;
+  mutable StdMutex mu_;
   std::condition_variable has_work_;
   std::condition_variable has_room_;
   std::condition_variable idle_;
-  std::deque<std::function<void()>> urgent_;
-  std::deque<std::function<void()>> queue_;
-  int running_ = 0;
-  bool stopping_ = false;
+  std::deque<std::function<void()>> urgent_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  int running_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

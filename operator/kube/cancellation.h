@@ -6,6 +6,8 @@
 #include <functional>
 #include <mutex>
 #include <utility>
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 
@@ -17,7 +19,7 @@ class Cancellation {
     cancelled_.store(true);
     std::function<void()> hook;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       hook = hook_;
     }
     if (hook) hook();
@@ -26,7 +28,7 @@ class Cancellation {
   // The transport installs a hook that aborts the connection; runs at once if already cancelled.
   void SetHook(std::function<void()> hook) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       hook_ = std::move(hook);
     }
     if (cancelled()) Cancel();
@@ -34,8 +36,8 @@ class Cancellation {
 
  private:
   std::atomic<bool> cancelled_{false};
-  std::mutex mu_;
-  std::function<void()> hook_;
+  StdMutex mu_;
+  std::function<void()> hook_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tj::kube

@@ -14,6 +14,7 @@
 #include "coordinator/base/status_macros.h"
 #include "operator/kube/credential_factory.h"
 #include "operator/kube/credential_header.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 namespace {
@@ -144,7 +145,7 @@ absl::StatusOr<CppRestTransport::Prepared> CppRestTransport::Prepare(const HttpR
 
 absl::StatusOr<std::shared_ptr<CppRestTransport::Clients>> CppRestTransport::ClientsFor(
     const KubeConfig& identity) {
-  std::lock_guard<std::mutex> lock(clients_mu_);
+  StdMutexLock lock(clients_mu_);
   if (clients_ == nullptr || clients_->cert_pem != identity.client_cert_pem ||
       clients_->key_pem != identity.client_key_pem) {
     if (identity.client_cert_pem != config_.client_cert_pem ||

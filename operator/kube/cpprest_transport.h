@@ -12,6 +12,8 @@
 #include "operator/kube/credential_provider.h"
 #include "operator/kube/http_transport.h"
 #include "operator/kube/kube_config.h"
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 
@@ -47,8 +49,8 @@ class CppRestTransport : public HttpTransport {
 
   KubeConfig config_;
   std::shared_ptr<CredentialProvider> credentials_;
-  std::mutex clients_mu_;
-  std::shared_ptr<Clients> clients_;
+  StdMutex clients_mu_;
+  std::shared_ptr<Clients> clients_ ABSL_GUARDED_BY(clients_mu_);
 };
 
 }  // namespace tj::kube

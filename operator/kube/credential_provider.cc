@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 
@@ -30,7 +31,7 @@ TokenFileProvider::TokenFileProvider(std::string path, std::string initial_token
 }
 
 absl::StatusOr<Credential> TokenFileProvider::Current() {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   const absl::Time now = clock_();
   if (now - read_at_ >= reread_interval_) {
     absl::StatusOr<std::string> token = ReadTokenFile(path_);
@@ -48,7 +49,7 @@ absl::StatusOr<Credential> TokenFileProvider::Current() {
 }
 
 bool TokenFileProvider::Invalidate() {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   read_at_ = absl::InfinitePast();
   return true;
 }

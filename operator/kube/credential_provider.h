@@ -12,6 +12,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 
@@ -77,9 +79,9 @@ class TokenFileProvider : public CredentialProvider {
   const std::string path_;
   const absl::Duration reread_interval_;
   const Clock clock_;
-  std::mutex mu_;
-  std::string token_;
-  absl::Time read_at_ = absl::InfinitePast();
+  StdMutex mu_;
+  std::string token_ ABSL_GUARDED_BY(mu_);
+  absl::Time read_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
 // Reads a whole token file, dropping trailing newlines. NotFound names the file.

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "operator/kube/resource.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 namespace {
@@ -55,7 +56,7 @@ bool EventRecorder::Record(const nlohmann::json& object, EventType type, std::st
   event.reason = std::string(reason);
   event.message = std::string(message);
   event.at = options_.clock();
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   if (stopping_ || queue_.size() >= options_.queue_capacity ||
       event.involved["kind"].get_ref<const std::string&>().empty() ||
       event.involved["name"].get_ref<const std::string&>().empty()) {
@@ -69,20 +70,20 @@ bool EventRecorder::Record(const nlohmann::json& object, EventType type, std::st
 }
 
 bool EventRecorder::Flush(absl::Duration timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return idle_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
-                        [&] { return queue_.empty() && !busy_; });
+  StdMutexLock lock(mu_);
+  return idle_.wait_for(lock.native(), absl::ToChronoNanoseconds(timeout),
+                        [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return queue_.empty() && !busy_; });
 }
 
 void EventRecorder::Shutdown(absl::Duration drain_timeout) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     if (!worker_.joinable()) return;
     stopping_ = true;
     wake_.notify_one();
   }
   if (!Flush(drain_timeout)) {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     drop_all_ = true;
     stats_.dropped += queue_.size();
     queue_.clear();
@@ -91,14 +92,14 @@ void EventRecorder::Shutdown(absl::Duration drain_timeout) {
 }
 
 EventRecorderStats EventRecorder::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return stats_;
 }
 
 void EventRecorder::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   while (true) {
-    wake_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+    wake_.wait(lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !queue_.empty() || stopping_; });
     if (queue_.empty() || drop_all_) break;  // stopping, and nothing (more) to send
     Pending event = std::move(queue_.front());
     queue_.pop_front();
@@ -164,12 +165,12 @@ void EventRecorder::Send(const Pending& event) {
     if (patched.ok()) {
       seen.count = count;
       Remember(key, seen);
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       ++stats_.patched;
       return;
     }
     if (patched.status().code() != absl::StatusCode::kNotFound) {
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       ++stats_.failed;
       return;
     }
@@ -179,7 +180,7 @@ void EventRecorder::Send(const Pending& event) {
   if (namespace_name.empty()) namespace_name = "default";  // cluster-scoped objects
   std::uint64_t sequence;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     sequence = ++sequence_;
   }
   // client-go names events "<object>.<unix nanos in hex>"; the sequence keeps names unique even
@@ -188,7 +189,7 @@ void EventRecorder::Send(const Pending& event) {
                                            absl::ToUnixNanos(event.at), sequence & 0xffff);
   auto created =
       client_.Create(*Resource("events", namespace_name), NewEvent(event, name, namespace_name));
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   if (!created.ok()) {
     ++stats_.failed;
     return;

@@ -19,6 +19,8 @@
 #include "nlohmann/json.hpp"
 #include "operator/kube/credential_provider.h"  // Clock
 #include "operator/kube/kube_client.h"
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 
@@ -93,15 +95,15 @@ class EventRecorder {
   KubeClient& client_;
   const EventRecorderOptions options_;
 
-  mutable std::mutex mu_;
+  mutable StdMutex mu_;
   std::condition_variable wake_;  // the worker: an event queued, or shutting down
   std::condition_variable idle_;  // Flush: the queue drained
-  std::deque<Pending> queue_;
-  bool busy_ = false;  // the worker is sending one event
-  bool stopping_ = false;
-  bool drop_all_ = false;  // the drain timed out: abandon the queue
-  EventRecorderStats stats_;
-  std::uint64_t sequence_ = 0;  // makes names unique even within one clock tick
+  std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;  // the worker is sending one event
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool drop_all_ ABSL_GUARDED_BY(mu_) = false;  // the drain timed out: abandon the queue
+  EventRecorderStats stats_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t sequence_ ABSL_GUARDED_BY(mu_) = 0;  // makes names unique even within one clock tick
 
   // Touched by the worker thread only.
   std::unordered_map<std::string, Aggregate> aggregates_;

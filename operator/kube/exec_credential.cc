@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "operator/kube/exec_credential_runner.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 namespace {
@@ -146,7 +147,7 @@ ExecCredentialProvider::ExecCredentialProvider(ExecConfig config, Clock clock)
 
 absl::StatusOr<Credential> ExecCredentialProvider::Current() {
   // Held across the plugin run on purpose: concurrent requests wait for one run, not start many.
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   if (have_ && clock_() < refresh_at_) return cached_;
   absl::StatusOr<Credential> fresh = Run();
   if (!fresh.ok()) return fresh.status();
@@ -157,7 +158,7 @@ absl::StatusOr<Credential> ExecCredentialProvider::Current() {
 }
 
 bool ExecCredentialProvider::Invalidate() {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   have_ = false;
   return true;
 }
@@ -165,7 +166,7 @@ bool ExecCredentialProvider::Invalidate() {
 std::string ExecCredentialProvider::Describe() const { return Prefix(config_); }
 
 int ExecCredentialProvider::runs() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return runs_;
 }
 

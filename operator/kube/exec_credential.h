@@ -12,6 +12,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "operator/kube/credential_provider.h"
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 
@@ -64,15 +66,15 @@ class ExecCredentialProvider : public CredentialProvider {
   int runs() const;
 
  private:
-  absl::StatusOr<Credential> Run();
+  absl::StatusOr<Credential> Run() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // Current() holds mu_ across it
 
   const ExecConfig config_;
   const Clock clock_;
-  mutable std::mutex mu_;
-  bool have_ = false;
-  Credential cached_;
-  absl::Time refresh_at_ = absl::InfinitePast();
-  int runs_ = 0;
+  mutable StdMutex mu_;
+  bool have_ ABSL_GUARDED_BY(mu_) = false;
+  Credential cached_ ABSL_GUARDED_BY(mu_);
+  absl::Time refresh_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  int runs_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // When to fetch again: a little before `expiry` (a fifth of the lifetime left, at most 30 s), so a

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/time/clock.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 namespace {
@@ -36,9 +37,9 @@ Informer::Informer(std::shared_ptr<KubeClient> client, InformerOptions options,
 Informer::~Informer() { Stop(); }
 
 void Informer::Start() {
-  std::lock_guard<std::mutex> starting(stop_mu_);  // a concurrent Stop() joins what we start
+  StdMutexLock starting(stop_mu_);  // a concurrent Stop() joins what we start
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     if (started_ || stopping_) return;
     started_ = true;
   }
@@ -48,9 +49,9 @@ void Informer::Start() {
 
 void Informer::Stop() {
   // Serialises Stop() with Start() and with another Stop() (the destructor and an owner thread).
-  std::lock_guard<std::mutex> stopping(stop_mu_);
+  StdMutexLock stopping(stop_mu_);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -60,18 +61,18 @@ void Informer::Stop() {
 }
 
 bool Informer::WaitForSync(absl::Duration timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout), [this] { return synced_ || stopping_; });
+  StdMutexLock lock(mu_);
+  cv_.wait_for(lock.native(), absl::ToChronoNanoseconds(timeout), [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return synced_ || stopping_; });
   return synced_;
 }
 
 bool Informer::HasSynced() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return synced_;
 }
 
 std::int64_t Informer::notifications_dispatched() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return dispatched_;
 }
 
@@ -89,7 +90,7 @@ void Informer::Replace(std::vector<nlohmann::json> items) {
     if (inserted) order.push_back(std::move(key));
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     std::unordered_map<std::string, ObjectPtr> old = cache_.Replace(fresh);
     for (const std::string& key : order) {
       const ObjectPtr& now = fresh[key];
@@ -124,7 +125,7 @@ void Informer::Apply(const std::string& type, nlohmann::json object) {
   const std::string key = ObjectKey(*now);
   if (key.empty()) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     if (type == "DELETED") {
       cache_.Erase(key);
       queue_.push_back({Notification::Kind::kDelete, std::move(now), nullptr});
@@ -140,13 +141,13 @@ void Informer::Apply(const std::string& type, nlohmann::json object) {
 void Informer::DispatchLoop() {
   const bool resync = options_.resync_period > absl::ZeroDuration();
   absl::Time next_resync = absl::InfiniteFuture();
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   for (;;) {
-    const auto ready = [&] { return stopping_ || !queue_.empty(); };
+    const auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
     if (next_resync == absl::InfiniteFuture()) {
-      cv_.wait(lock, ready);
+      cv_.wait(lock.native(), ready);
     } else {
-      cv_.wait_for(lock, absl::ToChronoNanoseconds(next_resync - absl::Now()), ready);
+      cv_.wait_for(lock.native(), absl::ToChronoNanoseconds(next_resync - absl::Now()), ready);
     }
     if (stopping_) return;
     if (!queue_.empty()) {

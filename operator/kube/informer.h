@@ -20,6 +20,8 @@
 #include "operator/kube/object_cache.h"
 #include "operator/kube/reflector.h"
 #include "operator/kube/resource.h"
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 
@@ -100,15 +102,15 @@ class Informer : private ReflectorStore {
   ObjectCache cache_;
   Reflector reflector_;
 
-  mutable std::mutex mu_;
+  mutable StdMutex mu_;
   std::condition_variable cv_;  // queue, stop, sync
-  std::deque<Notification> queue_;
-  bool listed_ = false;  // the first list reached the cache
-  bool synced_ = false;  // ... and its handlers ran
-  bool stopping_ = false;
-  bool started_ = false;
-  std::int64_t dispatched_ = 0;
-  std::mutex stop_mu_;  // held by Start() while it starts the threads, Stop() while it joins
+  std::deque<Notification> queue_ ABSL_GUARDED_BY(mu_);
+  bool listed_ ABSL_GUARDED_BY(mu_) = false;  // the first list reached the cache
+  bool synced_ ABSL_GUARDED_BY(mu_) = false;  // ... and its handlers ran
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  std::int64_t dispatched_ ABSL_GUARDED_BY(mu_) = 0;
+  StdMutex stop_mu_;  // held by Start() while it starts the threads, Stop() while it joins
   std::thread reflector_thread_;
   std::thread dispatcher_thread_;
 };

@@ -12,6 +12,7 @@
 #include "operator/kube/api_error.h"
 #include "operator/kube/resource.h"
 #include "spdlog/spdlog.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 namespace {
@@ -75,7 +76,7 @@ class LeaderElector::LeaseCalls {
   absl::StatusOr<nlohmann::json> Run(Call call, absl::Time deadline, const std::string& what) {
     if (thread_.joinable()) {
       {
-        std::lock_guard<std::mutex> lock(outcome_->mu);
+        StdMutexLock lock(outcome_->mu);
         if (!outcome_->done) {
           return absl::DeadlineExceededError(
               absl::StrCat(what, ": not sent: an earlier Lease call is still unanswered"));
@@ -87,15 +88,15 @@ class LeaderElector::LeaseCalls {
     outcome_ = outcome;
     thread_ = std::thread([outcome, call = std::move(call)] {
       absl::StatusOr<nlohmann::json> result = call();
-      std::lock_guard<std::mutex> lock(outcome->mu);
+      StdMutexLock lock(outcome->mu);
       outcome->result = std::move(result);
       outcome->done = true;
       outcome->cv.notify_all();
     });
     const absl::Duration wait = std::max(deadline - absl::Now(), absl::ZeroDuration());
-    std::unique_lock<std::mutex> lock(outcome->mu);
-    if (!outcome->cv.wait_for(lock, absl::ToChronoNanoseconds(wait),
-                              [&] { return outcome->done; })) {
+    StdMutexLock lock(outcome->mu);
+    if (!outcome->cv.wait_for(lock.native(), absl::ToChronoNanoseconds(wait),
+                              [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(outcome->mu) { return outcome->done; })) {
       return absl::DeadlineExceededError(
           absl::StrCat(what, ": no answer within ", absl::FormatDuration(wait), "; abandoned"));
     }
@@ -107,10 +108,10 @@ class LeaderElector::LeaseCalls {
 
  private:
   struct Outcome {
-    std::mutex mu;
+    StdMutex mu;
     std::condition_variable cv;
-    bool done = false;
-    absl::StatusOr<nlohmann::json> result = absl::UnknownError("not answered");
+    bool done ABSL_GUARDED_BY(mu) = false;
+    absl::StatusOr<nlohmann::json> result ABSL_GUARDED_BY(mu) = absl::UnknownError("not answered");
   };
   std::shared_ptr<Outcome> outcome_;
   std::thread thread_;
@@ -131,17 +132,17 @@ LeaderElector::LeaderElector(std::shared_ptr<KubeClient> client, LeaderElectionC
 LeaderElector::~LeaderElector() = default;
 
 bool LeaderElector::IsLeader() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return leader_;
 }
 
 std::string LeaderElector::CurrentLeader() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return current_leader_;
 }
 
 std::int64_t LeaderElector::transitions_observed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return transitions_;
 }
 
@@ -170,7 +171,7 @@ void LeaderElector::Observe(const nlohmann::json& spec, absl::Time now) {
   }
   const std::string holder = SpecString(spec, "holderIdentity");
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     current_leader_ = holder;
     transitions_ = SpecInt(spec, "leaseTransitions", 0);
   }
@@ -274,7 +275,7 @@ void LeaderElector::Release() {
     spdlog::warn("leader election: release: {}", std::string(updated.status().message()));
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   current_leader_.clear();
 }
 
@@ -298,7 +299,7 @@ void LeaderElector::Lead(const std::shared_ptr<Cancellation>& stop, absl::Time v
                config_.lease_name);
   if (config_.fence) config_.fence->OpenUntil(valid_until);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     leader_ = true;
   }
   auto leading = std::make_shared<Cancellation>();
@@ -343,7 +344,7 @@ void LeaderElector::Lead(const std::shared_ptr<Cancellation>& stop, absl::Time v
   leading->Cancel();
   if (leader_thread.joinable()) leader_thread.join();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     leader_ = false;
   }
   if (stop->cancelled() && config_.release_on_cancel) Release();

@@ -19,6 +19,8 @@
 #include "operator/kube/cancellation.h"
 #include "operator/kube/kube_client.h"
 #include "operator/kube/leader_fence.h"
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 
@@ -100,10 +102,10 @@ class LeaderElector {
   std::uint64_t rng_state_;
   std::unique_ptr<LeaseCalls> calls_;
 
-  mutable std::mutex mu_;
-  bool leader_ = false;
-  std::string current_leader_;
-  std::int64_t transitions_ = 0;
+  mutable StdMutex mu_;
+  bool leader_ ABSL_GUARDED_BY(mu_) = false;
+  std::string current_leader_ ABSL_GUARDED_BY(mu_);
+  std::int64_t transitions_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tj::kube

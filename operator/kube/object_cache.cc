@@ -1,6 +1,7 @@
 #include "operator/kube/object_cache.h"
 
 #include <utility>
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 namespace {
@@ -47,13 +48,13 @@ std::string ObjectResourceVersion(const nlohmann::json& object) {
 }
 
 ObjectPtr ObjectCache::Get(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   auto it = objects_.find(key);
   return it == objects_.end() ? nullptr : it->second;
 }
 
 std::vector<ObjectPtr> ObjectCache::List() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   std::vector<ObjectPtr> out;
   out.reserve(objects_.size());
   for (const auto& [key, object] : objects_) out.push_back(object);
@@ -77,7 +78,7 @@ std::vector<ObjectPtr> ObjectCache::ListByLabels(
 
 std::vector<ObjectPtr> ObjectCache::ByIndex(const std::string& index,
                                             const std::string& value) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   std::vector<ObjectPtr> out;
   auto by_value = index_.find(index);
   if (by_value == index_.end()) return out;
@@ -109,13 +110,13 @@ void ObjectCache::Reindex(const std::string& key, const ObjectPtr& old, const Ob
 }
 
 std::size_t ObjectCache::Size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return objects_.size();
 }
 
 ObjectPtr ObjectCache::Upsert(ObjectPtr object) {
   const std::string key = ObjectKey(*object);
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   ObjectPtr& slot = objects_[key];
   std::swap(slot, object);
   if (!indexers_.empty()) Reindex(key, object, slot);
@@ -123,7 +124,7 @@ ObjectPtr ObjectCache::Upsert(ObjectPtr object) {
 }
 
 ObjectPtr ObjectCache::Erase(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   auto it = objects_.find(key);
   if (it == objects_.end()) return nullptr;
   ObjectPtr old = std::move(it->second);
@@ -134,7 +135,7 @@ ObjectPtr ObjectCache::Erase(const std::string& key) {
 
 std::unordered_map<std::string, ObjectPtr> ObjectCache::Replace(
     std::unordered_map<std::string, ObjectPtr> all) {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   std::swap(objects_, all);
   if (!indexers_.empty()) {
     index_.clear();

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 
@@ -57,13 +59,14 @@ class ObjectCache {
 
  private:
   // Files `object` under `key` in every index (and takes `old`, the previous object, out).
-  void Reindex(const std::string& key, const ObjectPtr& old, const ObjectPtr& object);
+  void Reindex(const std::string& key, const ObjectPtr& old, const ObjectPtr& object)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Indexers indexers_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, ObjectPtr> objects_;
+  mutable StdMutex mu_;
+  std::unordered_map<std::string, ObjectPtr> objects_ ABSL_GUARDED_BY(mu_);
   // index name -> value -> keys
-  std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> index_;
+  std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> index_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tj::kube

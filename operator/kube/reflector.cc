@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "operator/kube/api_error.h"
 #include "spdlog/spdlog.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 namespace {
@@ -45,13 +46,13 @@ Reflector::Reflector(std::shared_ptr<KubeClient> client, ReflectorOptions option
       seed_(std::random_device{}()) {}
 
 bool Reflector::stopped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return stopped_;
 }
 
 void Reflector::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     stopped_ = true;
   }
   stop_cv_.notify_all();
@@ -59,20 +60,20 @@ void Reflector::Stop() {
 }
 
 bool Reflector::WaitUnlessStopped(absl::Duration delay) {
-  std::unique_lock<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   if (delay > absl::ZeroDuration()) {
-    stop_cv_.wait_for(lock, absl::ToChronoNanoseconds(delay), [this] { return stopped_; });
+    stop_cv_.wait_for(lock.native(), absl::ToChronoNanoseconds(delay), [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopped_; });
   }
   return !stopped_;
 }
 
 ReflectorStats Reflector::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   return stats_;
 }
 
 void Reflector::RecordError(const absl::Status& status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   stats_.last_error = status.ToString();
 }
 
@@ -80,7 +81,7 @@ int Reflector::RandomWatchTimeoutSeconds() {
   const std::int64_t low =
       std::max<std::int64_t>(1, absl::ToInt64Seconds(options_.watch_timeout_min));
   const std::int64_t high = std::max(low, absl::ToInt64Seconds(options_.watch_timeout_max));
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   std::mt19937_64 rng(seed_++);
   return static_cast<int>(std::uniform_int_distribution<std::int64_t>(low, high)(rng));
 }
@@ -95,7 +96,7 @@ void Reflector::Run() {
       if (!listed.ok()) {
         RecordError(listed);
         {
-          std::lock_guard<std::mutex> lock(mu_);
+          StdMutexLock lock(mu_);
           ++stats_.list_failures;
         }
         const absl::Duration delay = backoff.Next();
@@ -117,7 +118,7 @@ void Reflector::Run() {
       // still has: only a new list can tell what changed meanwhile, deletions included.
       need_list = true;
       RecordError(watched);
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       ++stats_.gone;
       stats_.resource_version.clear();
     } else if (!watched.ok()) {
@@ -161,7 +162,7 @@ absl::Status Reflector::ListIntoStore() {
                                             ": the list has no metadata.resourceVersion"));
   }
   store_->Replace(std::move(items));
-  std::lock_guard<std::mutex> lock(mu_);
+  StdMutexLock lock(mu_);
   if (stats_.lists > 0) ++stats_.relists;
   ++stats_.lists;
   stats_.resource_version = resource_version;
@@ -180,21 +181,21 @@ absl::Status Reflector::WatchIntoStore() {
   watch_options.cancel = cancel_;
   std::string from;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StdMutexLock lock(mu_);
     ++stats_.watches_started;
     from = stats_.resource_version;
   }
   return client_->Watch(options_.ref, from, watch_options, [this](const WatchEvent& event) {
     const std::string rv = MetadataString(event.object, "resourceVersion");
     if (event.type == "BOOKMARK") {
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       ++stats_.bookmarks;
       if (!rv.empty()) stats_.resource_version = rv;
       return !stopped_;
     }
     if (event.type == "ADDED" || event.type == "MODIFIED" || event.type == "DELETED") {
       store_->Apply(event.type, event.object);
-      std::lock_guard<std::mutex> lock(mu_);
+      StdMutexLock lock(mu_);
       ++stats_.watch_events;
       if (!rv.empty()) stats_.resource_version = rv;
       return !stopped_;

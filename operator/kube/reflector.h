@@ -19,6 +19,8 @@
 #include "operator/kube/kube_client.h"
 #include "operator/kube/resource.h"
 #include "operator/kube/watch_event.h"
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj::kube {
 
@@ -89,10 +91,10 @@ class Reflector {
   ReflectorStore* const store_;
   const std::shared_ptr<Cancellation> cancel_ = std::make_shared<Cancellation>();
 
-  mutable std::mutex mu_;
+  mutable StdMutex mu_;
   std::condition_variable stop_cv_;
-  bool stopped_ = false;
-  ReflectorStats stats_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  ReflectorStats stats_ ABSL_GUARDED_BY(mu_);
   std::uint64_t seed_;
 };
 
