@@ -12,6 +12,8 @@ same Debian release as this machine, so after a build here:
   - every shared library those binaries load comes from a Debian package the final stage installs;
   - the final stage is debian:bookworm-slim running as the non-root user 65532, the build stage
     debian:bookworm using scripts/install-deps.sh and scripts/build.sh;
+  - the image carries the project's LICENSE and NOTICE (/usr/share/doc/trainingjob-operator/) and
+    says its license in the OCI label org.opencontainers.image.licenses="Apache-2.0";
   - .dockerignore keeps build trees and .git out of the context, and nothing the build needs.
 Exit status 0 when all hold; every failure is printed, naming the Dockerfile line.
 """
@@ -203,6 +205,14 @@ def main():
         entry = json.loads(entrypoints[-1].split(None, 1)[1])[0]
         if entry not in destinations:
             fail(f"{name}: ENTRYPOINT {entry} is not a file the final stage copies")
+
+    for notice in ("LICENSE", "NOTICE"):
+        if f"/usr/share/doc/trainingjob-operator/{notice}" not in destinations:
+            fail(f"{name}: the final stage does not copy /src/{notice} to "
+                 f"/usr/share/doc/trainingjob-operator/{notice}")
+    labels = " ".join(t for _, t in final_body if t.upper().startswith("LABEL "))
+    if 'org.opencontainers.image.licenses="Apache-2.0"' not in labels:
+        fail(f'{name}: no LABEL org.opencontainers.image.licenses="Apache-2.0" in the final stage')
 
     installed = apt_packages(final_body)
     loaded = {binary: shared_libraries(local)
