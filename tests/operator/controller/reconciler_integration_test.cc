@@ -663,6 +663,74 @@ TEST_F(ReconcilerIntegrationTest, DisruptionTargetReachesTheCoordinatorOnceAndIs
   EXPECT_EQ(Pods().size(), 4u);
 }
 
+// A pod on a node that stopped answering is deleted by the taint manager but stays Terminating:
+// only its kubelet could confirm. The operator deletes it without grace once
+// terminating_pod_timeout has passed since its deletion deadline, and the replica is recreated.
+TEST_F(ReconcilerIntegrationTest, APodStuckTerminatingOnALostNodeIsForceDeletedAndReplaced) {
+  const std::string node_name = "lost-" + ns_.substr(0, 40);
+  // Tainted so the test cluster's scheduler places nothing of other tests there.
+  auto node = client_->Create(
+      *kube::Resource("nodes"),
+      json{{"metadata", {{"name", node_name}}},
+           {"spec", {{"taints", json::array({{{"key", "trainingjob.dev/test-lost-node"},
+                                              {"effect", "NoSchedule"}}})}}}});
+  ASSERT_TRUE(node.ok() || absl::IsAlreadyExists(node.status())) << node.status();
+  kube::ResourceRef node_status = *kube::Resource("nodes", "", node_name);
+  node_status.subresource = "status";
+  const json not_ready = {{"status",
+                           {{"conditions", json::array({{{"type", "Ready"},
+                                                         {"status", "Unknown"},
+                                                         {"reason", "NodeStatusUnknown"},
+                                                         {"message", "Kubelet stopped posting node status."}}})}}}};
+  ASSERT_TRUE(client_->MergePatch(node_status, not_ready).ok());
+
+  CreateJob();
+  Reconcile();
+  const std::string old_uid = Pods()["digits-ps-0"]["metadata"]["uid"];
+  // What the scheduler does: bind the PS to the node; then the node is lost with it.
+  kube::ResourceRef bindings;
+  bindings.version = "v1";
+  bindings.resource = "bindings";
+  bindings.namespace_name = ns_;
+  auto bound = client_->Create(
+      bindings,
+      json{{"apiVersion", "v1"},
+           {"kind", "Binding"},
+           {"metadata", {{"name", "digits-ps-0"}}},
+           {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node_name}}}});
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  AllRunning();
+  Reconcile();
+  // The taint manager's eviction: a graceful delete no kubelet will ever complete.
+  kube::DeleteOptions graceful;
+  graceful.grace_period_seconds = 30;
+  ASSERT_TRUE(client_->Delete(*kube::Resource("pods", ns_, "digits-ps-0"), graceful).ok());
+  auto terminating = client_->Get(*kube::Resource("pods", ns_, "digits-ps-0"));
+  ASSERT_TRUE(terminating.ok()) << "a bound pod is deleted gracefully: " << terminating.status();
+  ASSERT_TRUE(terminating->at("metadata").contains("deletionTimestamp"));
+
+  now_ = absl::Now() + absl::Seconds(30) + absl::Minutes(4);  // before the timeout: left alone
+  Reconcile();
+  auto still = client_->Get(*kube::Resource("pods", ns_, "digits-ps-0"));
+  ASSERT_TRUE(still.ok()) << "force-deleted before --terminating-pod-timeout";
+  EXPECT_EQ(still->at("metadata").value("uid", ""), old_uid);
+  EXPECT_FALSE(events_.Has("Warning ForceDeletedPod"));
+
+  now_ = absl::Now() + absl::Seconds(30) + absl::Minutes(5) + absl::Seconds(5);
+  Reconcile();
+  EXPECT_TRUE(events_.Has("Warning ForceDeletedPod: digits-ps-0 was stuck Terminating on node " +
+                          node_name));
+  ASSERT_TRUE(testing::WaitFor([&] {
+    Reconcile();  // the replica is missing now: recreated
+    auto pod = client_->Get(*kube::Resource("pods", ns_, "digits-ps-0"));
+    return pod.ok() && pod->at("metadata").value("uid", "") != old_uid &&
+           !pod->at("metadata").contains("deletionTimestamp");
+  })) << "the PS replica was not recreated after the force delete";
+
+  kube::DeleteOptions now;
+  ASSERT_TRUE(client_->Delete(*kube::Resource("nodes", "", node_name), now).ok());
+}
+
 TEST_F(ReconcilerIntegrationTest, SuspendDeletesThePodsAndResumeRecreatesThem) {
   CreateJob();
   Reconcile();
