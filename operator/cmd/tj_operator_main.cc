@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
   }
   auto operator_labels = ParseLabels("--operator-pod-labels", flags.operator_pod_labels);
   if (!operator_labels.ok()) {
-    spdlog::error("{}", operator_labels.status().message());
+    spdlog::error("{}", std::string(operator_labels.status().message()));
     return 2;
   }
   if (flags.job_network_policy && (operator_labels->empty() || Env("POD_NAMESPACE").empty())) {

@@ -109,8 +109,8 @@ std::set<std::string> Expected(const std::string& jobs_scope, const std::string&
                               : p.scope == op::ApiScope::kCluster ? std::string("cluster")
                                                                   : lease_namespace;
     for (std::string_view verb : p.verbs) {
-      out.insert(absl::StrCat(scope, " ", p.group.empty() ? "core" : p.group, "/", p.resource,
-                              " ", verb));
+      out.insert(absl::StrCat(scope, " ", p.group.empty() ? "core" : std::string(p.group), "/",
+                              std::string(p.resource), " ", std::string(verb)));
     }
   }
   return out;

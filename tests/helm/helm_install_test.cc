@@ -64,10 +64,10 @@ bool CanI(const std::string& verb, const std::string& what, const std::string& n
       {"spec",
        {{"user", user},
         {"groups", user == kServiceAccount
-                       ? nlohmann::json{"system:serviceaccounts",
-                                        "system:serviceaccounts:tj-system",
-                                        "system:authenticated"}
-                       : nlohmann::json{"system:authenticated"}}},
+                       ? nlohmann::json::array({"system:serviceaccounts",
+                                                "system:serviceaccounts:tj-system",
+                                                "system:authenticated"})
+                       : nlohmann::json::array({"system:authenticated"})},
         {"resourceAttributes",
          {{"verb", verb},
           {"group", group},
@@ -101,6 +101,11 @@ class HelmInstallTest : public ::testing::Test {
 };
 
 TEST_F(HelmInstallTest, InstallCreatesTheOperatorAndUninstallRemovesIt) {
+  // The release namespace enforces Pod Security "restricted": the operator's pods must pass it.
+  Kubectl(absl::StrCat("create namespace ", kNamespace));
+  ASSERT_TRUE(Kubectl(absl::StrCat("label namespace ", kNamespace,
+                                   " pod-security.kubernetes.io/enforce=restricted --overwrite"))
+                  .ok);
   const CommandOutput install =
       HelmCmd(absl::StrCat("install ", kRelease, " ", ChartDir(), " --namespace ", kNamespace,
                            " --create-namespace --set gangScheduler=volcano --timeout 2m"));
@@ -135,7 +140,8 @@ TEST_F(HelmInstallTest, InstallCreatesTheOperatorAndUninstallRemovesIt) {
        }) {
     EXPECT_TRUE(Exists(object)) << object;
   }
-  // The Deployment's pods are created (and stay Pending: no node runs them).
+  // The Deployment's pods are created (and stay Pending: no node runs them), admitted by
+  // "restricted".
   EXPECT_TRUE(testing::WaitFor(
       [&] {
         return Kubectl("get pods" + ns + " -l app.kubernetes.io/instance=tj -o name")

@@ -1,6 +1,7 @@
 // Least privilege, with tj-operator as a process on the real API server: installed for one
 // namespace (the chart's Role, --namespace) with a NetworkPolicy per job, under the chart's
-// ServiceAccount. A job in another namespace is ignored; the job's NetworkPolicy selects its pods,
+// ServiceAccount, the namespace enforcing Pod Security "restricted". A job in another namespace
+// is ignored; the job's NetworkPolicy selects its pods,
 // admits them and the operator's pods on the trainer port, and is owned by the job (there is no
 // CNI here to enforce it: the object is what is checked); the job's Secret is read by name. Then
 // the API server's audit log of that ServiceAccount is compared with the operator's declared calls
@@ -66,6 +67,31 @@ std::vector<AuditedCall> AuditedCallsOf(const std::string& user) {
   return calls;
 }
 
+// Job "digits" (1 coordinator, 1 PS, 2 workers) whose pods satisfy Pod Security "restricted", as
+// the runtime image allows (non-root 65532, no capabilities); deleted once finished.
+json RestrictedJob() {
+  const json container = {
+      {"name", "trainer"},
+      {"image", "trainingjob/tj-runtime:dev"},
+      {"command", {"tj-train"}},
+      {"securityContext",
+       {{"allowPrivilegeEscalation", false}, {"capabilities", {{"drop", {"ALL"}}}}}}};
+  const json pod_security = {{"runAsNonRoot", true},
+                             {"runAsUser", 65532},
+                             {"seccompProfile", {{"type", "RuntimeDefault"}}}};
+  const json replica = {{"template",
+                         {{"spec", {{"securityContext", pod_security},
+                                    {"containers", json::array({container})}}}}}};
+  json worker = replica;
+  worker["replicas"] = 2;
+  return {{"apiVersion", "trainingjob.dev/v1alpha1"},
+          {"kind", "TrainingJob"},
+          {"metadata", {{"name", "digits"}}},
+          {"spec",
+           {{"runPolicy", {{"ttlSecondsAfterFinished", 0}}},
+            {"replicaSpecs", {{"Coordinator", replica}, {"PS", replica}, {"Worker", worker}}}}}};
+}
+
 class OperatorRbacTest : public OperatorProcessTest {
  protected:
   json Get(const std::string& what, const std::string& ns) {
@@ -100,11 +126,15 @@ TEST_F(OperatorRbacTest, NamespacedInstallIgnoresOtherNamespacesAndUsesOnlyDecla
                 &ok);
   ASSERT_TRUE(ok) << out;
 
+  // The watched namespace enforces Pod Security "restricted": the pods the operator makes from
+  // a template that asks for it pass the API server's admission.
+  out = Kubectl(absl::StrCat("label namespace ", kScoped,
+                             " pod-security.kubernetes.io/enforce=restricted --overwrite"),
+                &ok);
+  ASSERT_TRUE(ok) << out;
   // The job: deleted by the operator once finished (ttlSecondsAfterFinished: 0).
-  const std::string job_file = workdir_ + "/scoped-job.yaml";
-  std::ofstream(job_file)
-      << ReadFile(std::string(TJ_SOURCE_DIR) + "/tests/operator/controller/testdata/small-job.yaml")
-      << "  runPolicy: {ttlSecondsAfterFinished: 0}\n";
+  const std::string job_file = workdir_ + "/scoped-job.json";
+  std::ofstream(job_file) << RestrictedJob().dump();
   for (const char* ns : {kScoped, kUnwatched}) {
     out = Kubectl(absl::StrCat("-n ", ns, " apply -f ", Quote(job_file)), &ok);
     ASSERT_TRUE(ok) << out;
@@ -191,7 +221,8 @@ TEST_F(OperatorRbacTest, NamespacedInstallIgnoresOtherNamespacesAndUsesOnlyDecla
                           (call.resource == "nodes" && call.namespace_name.empty());
     if (!in_place) elsewhere.push_back(call.Describe());
     if (rule != nullptr) {
-      used.insert(absl::StrCat(rule->group, "/", rule->resource, " ", call.verb));
+      used.insert(
+          absl::StrCat(std::string(rule->group), "/", std::string(rule->resource), " ", call.verb));
     }
   }
   EXPECT_THAT(undeclared, IsEmpty()) << "calls api_permissions.cc does not declare";
@@ -209,7 +240,8 @@ TEST_F(OperatorRbacTest, NamespacedInstallIgnoresOtherNamespacesAndUsesOnlyDecla
       continue;
     }
     for (std::string_view verb : p.verbs) {
-      const std::string key = absl::StrCat(p.group, "/", p.resource, " ", verb);
+      const std::string key = absl::StrCat(std::string(p.group), "/", std::string(p.resource),
+                                           " ", std::string(verb));
       if (!used.contains(key) && !not_reached.contains(key)) unused.push_back(key);
     }
   }
