@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -195,11 +196,17 @@ TEST_F(HelmChartTest, NetworkPolicyValueAddsItsFlagsAndRuleOnly) {
   const json args = pod["spec"]["containers"][0]["args"];
   EXPECT_THAT(args, ::testing::Contains("--job-network-policy=true"));
   // The labels the job policies admit are the operator pods' own.
-  std::string labels;
-  for (const auto& [key, value] : pod["metadata"]["labels"].items()) {
-    labels += (labels.empty() ? "" : ",") + key + "=" + value.get<std::string>();
+  const std::string flag = "--operator-pod-labels=";
+  json admitted = json::object();
+  for (const json& arg : args) {
+    const std::string a = arg.get<std::string>();
+    if (!a.starts_with(flag)) continue;
+    for (const absl::string_view pair : absl::StrSplit(a.substr(flag.size()), ',')) {
+      const size_t eq = pair.find('=');
+      admitted[std::string(pair.substr(0, eq))] = std::string(pair.substr(eq + 1));
+    }
   }
-  EXPECT_THAT(args, ::testing::Contains("--operator-pod-labels=" + labels));
+  EXPECT_EQ(admitted, pod["metadata"]["labels"]);
   for (const json& arg : OfKind(Render(), "Deployment")[0]["spec"]["template"]["spec"]
                              ["containers"][0]["args"]) {
     EXPECT_THAT(arg.get<std::string>(), Not(HasSubstr("network-policy")));

@@ -43,7 +43,7 @@ TEST(DeclaredKubeClientTest, PassesDeclaredCallsAndRefusesOthersBeforeTheyLeave)
   for (const Refused& r : std::vector<Refused>{
            {client.List(Ref("secrets"), {}), "list on secrets,"},
            {client.MergePatch(Ref("pods", "p"), json::object()), "patch on pods,"},
-           {client.Update(Ref("trainingjobs", "digits"), json::object()), "update on trainingjobs,"},
+           {client.Update(Ref("trainingjobs", "digits"), json::object()), "update on trainingjobs.trainingjob.dev,"},
            {client.Delete(Ref("secrets", "digits-job-token"), {}), "delete on secrets,"},
            {client.Get(Ref("nodes", "n1")), "get on nodes,"},
            {client.Evict(Ref("pods", "p"), {}), "create on pods/eviction,"},
