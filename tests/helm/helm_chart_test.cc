@@ -1,5 +1,6 @@
 // The chart in helm/trainingjob-operator, offline: `helm lint --strict` is clean, `helm template`
-// renders exactly the RBAC rules the operator needs (a missing or extra verb fails), the
+// renders exactly the RBAC rules of operator/controller/api_permissions.cc (a missing or extra
+// verb fails) in every mode, the aggregated roles for TrainingJob users, the
 // Deployment runs tj-operator with the documented flags, probes and a locked-down
 // securityContext, the optional objects follow their values, bad values fail the render, and the
 // chart's CRD is the one in crds/.
@@ -128,6 +129,7 @@ TEST_F(HelmChartTest, LintIsCleanForEveryValueCombination) {
   for (const std::string sets :
        {"", "--set gangScheduler=volcano --set serviceMonitor.enabled=true",
         "--set gangScheduler=scheduler-plugins --set watchNamespace=ml --set logFormat=text",
+        "--set networkPolicy.enabled=true --set aggregateRoles.enabled=false",
         "--set replicaCount=1 --set leaderElection.enabled=false --set "
         "grafanaDashboard.enabled=false"}) {
     SCOPED_TRACE(sets);

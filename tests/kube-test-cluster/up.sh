@@ -10,7 +10,8 @@
 #   env               KEY=value lines (bash-sourceable): KUBECONFIG, TJ_KUBE_*,
 #                     and the *_PID of each process
 #   pki/              CA, serving/client certs, front-proxy CA, service-account keys
-#   etcd-data/, logs/ data and one log file per component
+#   etcd-data/, logs/ data and one log file per component; logs/audit.jsonl, the
+#                     requests of ServiceAccounts outside kube-system (audit level Metadata)
 # Waits (polled, bounded by TJ_KUBE_UP_TIMEOUT seconds, default 300) until
 #   `kubectl get --raw /readyz` succeeds, the controller-manager answers
 #   /healthz and the scheduler /readyz, and ServiceAccount default/default
