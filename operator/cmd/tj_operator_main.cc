@@ -13,6 +13,8 @@
 //   --write-concurrency=16             API writes (creates) in flight at once
 //   --write-queue-capacity=16384       writes waiting for one; beyond, reconciles wait to hand over
 //   --shutdown-timeout=25s             how long a signal's orderly stop may take
+//   --job-network-policy=false         a NetworkPolicy per job: only its pods and the operator in
+//   --operator-pod-labels=k=v,...      (these labels, in $POD_NAMESPACE) reach them
 // SIGTERM/SIGINT: stop reconciling, release the Lease, exit 0. A stop that takes longer than
 // --shutdown-timeout (a reconcile stuck on an API server that does not answer) is cut short: the
 // process logs what it was waiting for and exits 1, within the pod's grace period (30 s by default,
@@ -21,6 +23,7 @@
 
 #include <condition_variable>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,6 +31,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/metrics/metrics_http_server.h"
@@ -36,6 +40,7 @@
 #include "operator/cmd/operator_event_sink.h"
 #include "operator/controller/controller.h"
 #include "operator/controller/coordinator_progress.h"
+#include "operator/controller/declared_kube_client.h"
 #include "operator/controller/metered_kube_client.h"
 #include "operator/controller/preemption_notifier.h"
 #include "operator/kube/cpprest_transport.h"
@@ -63,6 +68,8 @@ struct Flags {
   int write_concurrency = 16;
   int write_queue_capacity = 16384;
   std::string shutdown_timeout = "25s";
+  bool job_network_policy = false;
+  std::string operator_pod_labels;
 };
 
 std::string Env(const char* name) {
@@ -85,6 +92,21 @@ absl::StatusOr<tj::kube::KubeConfig> LoadConfig(const Flags& flags) {
     paths.namespace_file = dir + "/namespace";
   }
   return tj::kube::LoadInClusterConfig(paths);
+}
+
+// "k=v,k2=v2" -> labels; an error naming the flag.
+absl::StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& flag,
+                                                               const std::string& value) {
+  std::map<std::string, std::string> labels;
+  for (absl::string_view pair : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+    const size_t eq = pair.find('=');
+    if (eq == absl::string_view::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, "=", value, ": \"", pair, "\" is not key=value"));
+    }
+    labels[std::string(pair.substr(0, eq))] = std::string(pair.substr(eq + 1));
+  }
+  return labels;
 }
 
 }  // namespace
@@ -119,6 +141,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--shutdown-timeout", flags.shutdown_timeout,
                  "after SIGTERM, exit anyway when the orderly stop takes longer (e.g. 25s)");
+  app.add_option("--job-network-policy", flags.job_network_policy,
+                 "a NetworkPolicy per job admitting only its pods and the operator's");
+  app.add_option("--operator-pod-labels", flags.operator_pod_labels,
+                 "k=v,... selecting the operator's pods in $POD_NAMESPACE (the job policies "
+                 "admit them)")
+      ->expected(0, 1);
   CLI11_PARSE(app, argc, argv);
 
   tj::op::ConfigureLogging(flags.log_format == "json");
@@ -136,6 +164,17 @@ int main(int argc, char** argv) {
                   flags.shutdown_timeout);
     return 2;
   }
+  auto operator_labels = ParseLabels("--operator-pod-labels", flags.operator_pod_labels);
+  if (!operator_labels.ok()) {
+    spdlog::error("{}", std::string(operator_labels.status().message()));
+    return 2;
+  }
+  if (flags.job_network_policy && (operator_labels->empty() || Env("POD_NAMESPACE").empty())) {
+    spdlog::error(
+        "--job-network-policy needs --operator-pod-labels and $POD_NAMESPACE: the policies admit "
+        "the operator's pods by them");
+    return 2;
+  }
   const sigset_t signals = tj::BlockShutdownSignals();
 
   auto config = LoadConfig(flags);
@@ -150,8 +189,10 @@ int main(int argc, char** argv) {
   }
   tj::MetricsRegistry metrics;
   const std::shared_ptr<tj::kube::HttpTransport> http(std::move(*transport));
-  auto metered = std::make_shared<tj::op::MeteredKubeClient>(
-      std::make_shared<tj::kube::KubeClientImpl>(http), &metrics);
+  // Only the calls api_permissions.h declares (what the chart grants) leave the process.
+  auto metered = std::make_shared<tj::op::DeclaredKubeClient>(
+      std::make_shared<tj::op::MeteredKubeClient>(std::make_shared<tj::kube::KubeClientImpl>(http),
+                                                  &metrics));
   // With leader election every write of the controller and its events goes through the fence:
   // none leaves once the Lease's renew deadline has passed without a renewal.
   auto fence = std::make_shared<tj::kube::LeaderFence>();
@@ -192,6 +233,9 @@ int main(int argc, char** argv) {
   controller_options.reconciler.terminating_pod_timeout = terminating_timeout;
   controller_options.reconciler.metrics = &metrics;
   controller_options.reconciler.progress = &progress;
+  controller_options.reconciler.network_policy.enabled = flags.job_network_policy;
+  controller_options.reconciler.network_policy.operator_namespace = Env("POD_NAMESPACE");
+  controller_options.reconciler.network_policy.operator_pod_labels = *operator_labels;
   controller_options.reconciler.pods.gang_scheduler =
       flags.gang_scheduler == "volcano"             ? tj::op::GangScheduler::kVolcano
       : flags.gang_scheduler == "scheduler-plugins" ? tj::op::GangScheduler::kSchedulerPlugins
@@ -266,10 +310,11 @@ int main(int argc, char** argv) {
     // connection is given up on in time (the elector also abandons a call at its deadline).
     tj::kube::RetryPolicy no_retry;
     no_retry.max_attempts = 1;
-    auto lease_client = std::make_shared<tj::op::MeteredKubeClient>(
-        std::make_shared<tj::kube::KubeClientImpl>(http, no_retry,
-                                                   tj::kube::LeaseCallTimeout(election)),
-        &metrics);
+    auto lease_client = std::make_shared<tj::op::DeclaredKubeClient>(
+        std::make_shared<tj::op::MeteredKubeClient>(
+            std::make_shared<tj::kube::KubeClientImpl>(http, no_retry,
+                                                       tj::kube::LeaseCallTimeout(election)),
+            &metrics));
     tj::kube::LeaderCallbacks callbacks;
     callbacks.on_started_leading = [&](std::shared_ptr<tj::kube::Cancellation> lead) {
       spdlog::info("{} is the leader", identity);

@@ -50,8 +50,14 @@ absl::StatusOr<std::vector<ObjectPtr>> DirectClusterView::ServicesOf(
   return ListOfJob("services", namespace_name, job_name);
 }
 
-ObjectPtr DirectClusterView::Secret(const std::string& namespace_name, const std::string& name) {
-  return GetOrNull("secrets", namespace_name, name);
+absl::StatusOr<ObjectPtr> DirectClusterView::Secret(const std::string& namespace_name,
+                                                     const std::string& name) {
+  auto ref = kube::Resource("secrets", namespace_name, name);
+  if (!ref.ok()) return ref.status();
+  auto object = client_.Get(*ref);
+  if (absl::IsNotFound(object.status())) return ObjectPtr();
+  if (!object.ok()) return object.status();
+  return std::make_shared<const nlohmann::json>(std::move(*object));
 }
 
 ObjectPtr DirectClusterView::Node(const std::string& name, bool* known) {

@@ -27,7 +27,12 @@ class ClusterView {
                                                         const std::string& job_name) = 0;
   virtual absl::StatusOr<std::vector<ObjectPtr>> ServicesOf(const std::string& namespace_name,
                                                             const std::string& job_name) = 0;
-  virtual ObjectPtr Secret(const std::string& namespace_name, const std::string& name) = 0;
+  // The Secret by name: null when it does not exist, an error when it cannot be read.
+  virtual absl::StatusOr<ObjectPtr> Secret(const std::string& namespace_name,
+                                           const std::string& name) = 0;
+  // The API server's answer to a create or patch of a Secret. Secrets are read by name, not
+  // watched (job_secrets.h): a view that remembers them learns of the write here.
+  virtual void SecretWritten(const nlohmann::json& /*secret*/) {}
   // The Node, or null. `known` is false when nodes cannot be read (not watched, no permission):
   // then a missing node proves nothing.
   virtual ObjectPtr Node(const std::string& name, bool* known) = 0;
@@ -46,7 +51,8 @@ class DirectClusterView : public ClusterView {
                                                 const std::string& job_name) override;
   absl::StatusOr<std::vector<ObjectPtr>> ServicesOf(const std::string& namespace_name,
                                                     const std::string& job_name) override;
-  ObjectPtr Secret(const std::string& namespace_name, const std::string& name) override;
+  absl::StatusOr<ObjectPtr> Secret(const std::string& namespace_name,
+                                   const std::string& name) override;
   ObjectPtr Node(const std::string& name, bool* known) override;
   bool Live() const override { return true; }
 

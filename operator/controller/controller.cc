@@ -126,9 +126,11 @@ class Controller::CacheView : public ClusterView {
                                                     const std::string& job_name) override {
     return c_.services_->cache().ByIndex(kByJob, absl::StrCat(namespace_name, "/", job_name));
   }
-  ObjectPtr Secret(const std::string& namespace_name, const std::string& name) override {
-    return c_.secrets_->cache().Get(absl::StrCat(namespace_name, "/", name));
+  absl::StatusOr<ObjectPtr> Secret(const std::string& namespace_name,
+                                   const std::string& name) override {
+    return c_.secrets_.Get(namespace_name, name);
   }
+  void SecretWritten(const json& secret) override { c_.secrets_.Written(secret); }
   ObjectPtr Node(const std::string& name, bool* known) override {
     const bool synced = c_.nodes_ != nullptr && c_.nodes_->HasSynced();
     if (known) *known = synced;
@@ -145,6 +147,7 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, ControllerOptio
       options_(std::move(options)),
       metrics_(metrics),
       events_(events),
+      secrets_(*client_, options_.secret_refresh),
       view_(std::make_unique<CacheView>(*this)),
       writes_(std::make_unique<ThreadPoolWriteExecutor>(options_.write_concurrency,
                                                         options_.write_queue_capacity)),
@@ -165,6 +168,10 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, ControllerOptio
                   kube::Indexers indexers = {}) {
     kube::InformerOptions o;
     o.ref = RefOrDie(resource, ns);
+    // Owned objects (a label selector): only those a TrainingJob controls are cached. Anyone who
+    // may create pods can put the label on one; without the ownerReference it costs nothing
+    // beyond its passage through the watch.
+    if (!selector.empty()) o.keep = [](const json& object) { return !OwnerJobKey(object).empty(); };
     o.label_selector = std::move(selector);
     o.resync_period = resync;
     o.indexers = std::move(indexers);
@@ -202,7 +209,15 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, ControllerOptio
                   reconciler_.JobObserved(*job);
                   EnqueueJob(job);
                 },
-                [this](const kube::ObjectPtr& job) { EnqueueJob(job); }},
+                [this](const kube::ObjectPtr& job) {
+                  // Its Secret goes with it (garbage collector): no longer remembered.
+                  if (job->contains("metadata") && (*job)["metadata"].is_object()) {
+                    const json& meta = (*job)["metadata"];
+                    secrets_.Forget(meta.value("namespace", ""),
+                                    v1alpha1::JobTokenSecretName(meta.value("name", "")));
+                  }
+                  EnqueueJob(job);
+                }},
                options_.resync_period);
   // An added object satisfies its job's expectation before the job is enqueued.
   auto owned_handlers = [this](const char* resource) {
@@ -224,7 +239,6 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, ControllerOptio
                {{kByJob, JobIndexValues}, {kByNode, NodeIndexValues}});
   services_ = make("services", ns, owned, owned_handlers("services"), absl::ZeroDuration(),
                    {{kByJob, JobIndexValues}});
-  secrets_ = make("secrets", ns, owned, owned_handlers("secrets"), absl::ZeroDuration());
   if (options_.watch_nodes) {
     nodes_ = make("nodes", "", "",
                   {nullptr,
@@ -239,7 +253,7 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, ControllerOptio
 Controller::~Controller() {
   queue_.ShutDown();
   writes_->Stop();  // its callbacks reach the reconciler and the queue
-  for (auto* informer : {&jobs_, &pods_, &services_, &secrets_, &nodes_}) {
+  for (auto* informer : {&jobs_, &pods_, &services_, &nodes_}) {
     if (*informer) (*informer)->Stop();
   }
 }
@@ -331,14 +345,13 @@ void Controller::RefreshGauges() {
 }
 
 absl::Status Controller::Run(const std::shared_ptr<kube::Cancellation>& stop) {
-  for (auto* informer : {&jobs_, &pods_, &services_, &secrets_, &nodes_}) {
+  for (auto* informer : {&jobs_, &pods_, &services_, &nodes_}) {
     if (*informer) (*informer)->Start();
   }
   // Reconciling before the caches hold the world would recreate what exists.
   while (!stop->cancelled()) {
     if (jobs_->WaitForSync(absl::Milliseconds(200)) && pods_->WaitForSync(absl::ZeroDuration()) &&
-        services_->WaitForSync(absl::ZeroDuration()) &&
-        secrets_->WaitForSync(absl::ZeroDuration())) {
+        services_->WaitForSync(absl::ZeroDuration())) {
       break;
     }
   }
@@ -376,7 +389,7 @@ absl::Status Controller::Run(const std::shared_ptr<kube::Cancellation>& stop) {
   writes_->Stop();
   queue_.ShutDownWithDrain();
   for (std::thread& t : workers) t.join();
-  for (auto* informer : {&jobs_, &pods_, &services_, &secrets_, &nodes_}) {
+  for (auto* informer : {&jobs_, &pods_, &services_, &nodes_}) {
     if (*informer) (*informer)->Stop();
   }
   synced_ = false;

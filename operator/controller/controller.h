@@ -1,5 +1,6 @@
-// The TrainingJob controller: informers on TrainingJobs and on the Pods, Services and Secrets the
-// operator owns (and on Nodes, for node loss), a rate-limited work queue of job keys, and worker
+// The TrainingJob controller: informers on TrainingJobs and on the Pods and Services the operator
+// owns (and on Nodes, for node loss), the jobs' Secrets read by name (JobSecrets: never listed or
+// watched), a rate-limited work queue of job keys, and worker
 // threads calling Reconciler::Reconcile. Events on owned objects enqueue their owner; a failed
 // reconcile (an error, or an exception thrown by one job's odd JSON) is retried with per-key
 // exponential backoff, counted in tj_operator_reconcile_errors_total and reported as a Warning
@@ -16,6 +17,7 @@
 #include "absl/status/status.h"
 #include "coordinator/metrics/metrics_registry.h"
 #include "operator/controller/event_sink.h"
+#include "operator/controller/job_secrets.h"
 #include "operator/controller/preemption_notifier.h"
 #include "operator/controller/reconcile_guard.h"
 #include "operator/controller/reconciler.h"
@@ -40,6 +42,8 @@ struct ControllerOptions {
   // Nodes are watched for node loss; without permission to list them the controller still runs
   // (node loss is then seen only through pod status and deletion).
   bool watch_nodes = true;
+  // A job's Secret read by name is read again after this long (a hand edit is seen).
+  absl::Duration secret_refresh = absl::Minutes(10);
 };
 
 class Controller {
@@ -52,7 +56,7 @@ class Controller {
   // cancelled, then drains the queue (reconciles in flight finish) and stops everything.
   absl::Status Run(const std::shared_ptr<kube::Cancellation>& stop);
 
-  // The job, pod, service and secret informers have listed once (for /readyz).
+  // The job, pod and service informers have listed once (for /readyz).
   bool Synced() const { return synced_.load(); }
 
   const Reconciler& reconciler() const { return reconciler_; }
@@ -76,8 +80,8 @@ class Controller {
   std::unique_ptr<kube::Informer> jobs_;
   std::unique_ptr<kube::Informer> pods_;
   std::unique_ptr<kube::Informer> services_;
-  std::unique_ptr<kube::Informer> secrets_;
   std::unique_ptr<kube::Informer> nodes_;
+  JobSecrets secrets_;
   std::unique_ptr<CacheView> view_;
   std::unique_ptr<ThreadPoolWriteExecutor> writes_;  // before reconciler_: it writes through it
   Reconciler reconciler_;

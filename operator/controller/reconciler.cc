@@ -17,6 +17,7 @@
 #include "coordinator/base/job_token.h"
 #include "jobcontrol/restart_decision.h"
 #include "jobcontrol/tf_config.h"
+#include "operator/controller/network_policy.h"
 #include "operator/controller/pod_group.h"
 #include "operator/kube/api_error.h"
 #include "operator/kube/resource.h"
@@ -36,19 +37,6 @@ std::string NamespaceOf(const v1alpha1::TrainingJob& job) {
 
 std::string JobKey(const v1alpha1::TrainingJob& job) {
   return absl::StrCat(NamespaceOf(job), "/", job.metadata.name);
-}
-
-// Whether `object` has a controller ownerReference to the job's UID.
-bool ControlledBy(const json& object, const std::string& uid) {
-  if (!object.contains("metadata") || !object["metadata"].contains("ownerReferences")) return false;
-  const json& refs = object["metadata"]["ownerReferences"];
-  if (!refs.is_array()) return false;
-  for (const json& ref : refs) {
-    if (ref.is_object() && ref.value("uid", "") == uid && ref.value("controller", false)) {
-      return true;
-    }
-  }
-  return false;
 }
 
 std::string ObjectName(const json& object) {
@@ -237,13 +225,16 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
     // A Secret of an operator before role credentials: add them, or new pods (which mount their
     // role's key) could not start.
     const std::string name = v1alpha1::JobTokenSecretName(job.metadata.name);
-    ObjectPtr secret = view_.Secret(NamespaceOf(job), name);
+    absl::StatusOr<ObjectPtr> read = view_.Secret(NamespaceOf(job), name);
+    if (!read.ok()) return {read.status(), std::nullopt};
+    const ObjectPtr& secret = *read;
     const json data = secret != nullptr && secret->contains("data") ? (*secret)["data"] : json();
     if (secret != nullptr && data.is_object() && !data.contains(v1alpha1::kJobVerifiersSecretKey)) {
       auto ref = kube::Resource("secrets", NamespaceOf(job), name);
       if (!ref.ok()) return {ref.status(), std::nullopt};
       auto patched = client_.MergePatch(*ref, {{"data", JobTokenSecretData(token)}});
       if (!patched.ok()) return {patched.status(), std::nullopt};
+      view_.SecretWritten(*patched);
     }
   }
 
@@ -255,6 +246,23 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
     std::optional<absl::Time> expires = expectations_.ExpiresAt(key);
     if (!expires) return {};  // observed meanwhile: its event requeued the job
     return {absl::OkStatus(), std::max(*expires - now, absl::Seconds(1))};
+  }
+
+  if (options_.network_policy.enabled) {
+    bool confirmed = false;
+    {
+      StdMutexLock lock(mu_);
+      confirmed = jobs_[key].network_policy_confirmed;
+    }
+    if (!confirmed) {
+      // Before anything is requested: the job's pods never run without it.
+      if (absl::Status s = EnsureJobNetworkPolicy(client_, job, options_.network_policy);
+          !s.ok()) {
+        return {s, std::nullopt};
+      }
+      StdMutexLock lock(mu_);
+      jobs_[key].network_policy_confirmed = true;
+    }
   }
 
   std::vector<Write> secret_writes;
@@ -513,7 +521,9 @@ ReconcileResult Reconciler::ReconcileFinished(const json& job_json,
 absl::StatusOr<std::optional<std::string>> Reconciler::CachedToken(
     const v1alpha1::TrainingJob& job) {
   const std::string name = v1alpha1::JobTokenSecretName(job.metadata.name);
-  ObjectPtr secret = view_.Secret(NamespaceOf(job), name);
+  absl::StatusOr<ObjectPtr> read = view_.Secret(NamespaceOf(job), name);
+  if (!read.ok()) return read.status();
+  const ObjectPtr& secret = *read;
   if (secret == nullptr) return std::nullopt;
   if (!ControlledBy(*secret, job.metadata.uid.value_or(""))) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -51,6 +51,8 @@ namespace tj::op {
 
 struct ReconcilerOptions {
   PodBuildOptions pods;
+  // A NetworkPolicy per job (network_policy.h), made before the job's first pod is requested.
+  NetworkPolicyOptions network_policy;
   // A pod still Terminating this long after its deletion deadline, on a node that is NotReady or
   // gone, is force-deleted (grace 0) so its replica can be recreated: the kubelet that would
   // confirm the kill is not coming back.
@@ -102,7 +104,8 @@ class Reconciler {
   // The pod informer saw the pod with this UID deleted.
   void PodDeleted(const std::string& uid);
 
-  // An informer added `object` ("pods", "services" or "secrets"): it satisfies the expectation
+  // An informer added `object` ("pods" or "services"; Secrets are observed when their create
+  // answers, they are not watched): it satisfies the expectation
   // of its job (by the trainingjob.dev/job-name label), if one awaits it. Call before enqueuing.
   // kAwaiting: the job still awaits other creates, so reconciling it now would do nothing (the
   // last one's event, or the expiry, brings it back): the caller need not enqueue it.
@@ -121,6 +124,7 @@ class Reconciler {
     std::string last_invalid_message;
     nlohmann::json pod_group;  // BuildPodGroup's object as last created or confirmed
     std::string last_pod_group_problem;
+    bool network_policy_confirmed = false;  // this process made or found the job's policy
     // The token of a Secret whose create was dispatched and the cache does not show yet.
     std::string token;
     // The last create the API server refused (Created False, FailedCreate), until one succeeds.

@@ -104,7 +104,9 @@ void Reconciler::Finished(WriteBatch& batch, size_t index, const absl::StatusOr<
   const Write& w = batch.writes[index];
   const bool is_status = w.kind == "status";
   // A cache shows a created object through its informer (ObjectObserved); a live view at once.
-  bool observed_now = !result.ok() || view_.Live();
+  // Secrets have no informer (they are read by name): the answer is the observation.
+  bool observed_now = !result.ok() || view_.Live() || w.kind == "secret";
+  if (result.ok() && w.kind == "secret") view_.SecretWritten(*result);
   if (result.ok()) {
     if (is_status) {
       if (!view_.Live())

@@ -67,6 +67,21 @@ json ControllerReference(const v1alpha1::TrainingJob& job) {
               {"blockOwnerDeletion", true}};
 }
 
+bool ControlledBy(const json& object, const std::string& uid) {
+  if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object() ||
+      !object["metadata"].contains("ownerReferences")) {
+    return false;
+  }
+  const json& refs = object["metadata"]["ownerReferences"];
+  if (!refs.is_array()) return false;
+  for (const json& ref : refs) {
+    if (ref.is_object() && ref.value("uid", "") == uid && ref.value("controller", false)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 json ReplicaLabels(const v1alpha1::TrainingJob& job, ReplicaKey key) {
   return json{{v1alpha1::kJobNameLabel, job.metadata.name},
               {v1alpha1::kReplicaTypeLabel, std::string(v1alpha1::ReplicaTypeLowerName(key.type))},
@@ -235,6 +250,29 @@ json BuildJobTokenSecret(const v1alpha1::TrainingJob& job, const std::string& to
       {"metadata", ObjectMetaFor(job, v1alpha1::JobTokenSecretName(job.metadata.name), labels)},
       {"type", "Opaque"},
       {"data", JobTokenSecretData(token)}};
+}
+
+json BuildJobNetworkPolicy(const v1alpha1::TrainingJob& job, const NetworkPolicyOptions& options) {
+  const json job_pods = {{"matchLabels", {{v1alpha1::kJobNameLabel, job.metadata.name}}}};
+  json operator_labels = json::object();
+  for (const auto& [key, value] : options.operator_pod_labels) operator_labels[key] = value;
+  const json from_operator = {
+      {"namespaceSelector",
+       {{"matchLabels", {{"kubernetes.io/metadata.name", options.operator_namespace}}}}},
+      {"podSelector", {{"matchLabels", operator_labels}}}};
+  return json{
+      {"apiVersion", "networking.k8s.io/v1"},
+      {"kind", "NetworkPolicy"},
+      {"metadata",
+       ObjectMetaFor(job, job.metadata.name, {{v1alpha1::kJobNameLabel, job.metadata.name}})},
+      {"spec",
+       {{"podSelector", job_pods},
+        {"policyTypes", json::array({"Ingress"})},
+        {"ingress",
+         json::array({{{"from", json::array({{{"podSelector", job_pods}}})}},
+                      {{"from", json::array({from_operator})},
+                       {"ports", json::array({{{"protocol", "TCP"},
+                                               {"port", v1alpha1::kTrainerPort}}})}}})}}}};
 }
 
 }  // namespace tj::op

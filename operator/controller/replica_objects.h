@@ -3,6 +3,7 @@
 // functions of the job (and the token), so a reconcile that runs twice builds the same objects.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -21,9 +22,20 @@ struct PodBuildOptions {
   GangScheduler gang_scheduler = GangScheduler::kNone;
 };
 
+// The optional NetworkPolicy per job (operator flag --job-network-policy, chart value
+// networkPolicy.enabled): only the job's own pods and the operator's pods may reach them.
+struct NetworkPolicyOptions {
+  bool enabled = false;
+  std::string operator_namespace;                         // where the operator's pods run
+  std::map<std::string, std::string> operator_pod_labels;  // what selects them there
+};
+
 // The controller ownerReference to the job (controller: true, blockOwnerDeletion: true), so the
 // garbage collector deletes what the job owns and informers map events back to it.
 nlohmann::json ControllerReference(const v1alpha1::TrainingJob& job);
+
+// Whether `object` has a controller ownerReference to the job's UID.
+bool ControlledBy(const nlohmann::json& object, const std::string& uid);
 
 // The labels of one replica's Pod and Service (api/v1alpha1/labels.h).
 nlohmann::json ReplicaLabels(const v1alpha1::TrainingJob& job, ReplicaKey key);
@@ -73,5 +85,12 @@ nlohmann::json BuildReplicaService(const v1alpha1::TrainingJob& job, ReplicaKey 
 nlohmann::json JobTokenSecretData(const std::string& token);
 // The job's token Secret (v1alpha1::JobTokenSecretName).
 nlohmann::json BuildJobTokenSecret(const v1alpha1::TrainingJob& job, const std::string& token);
+
+// The job's NetworkPolicy, named as the job and owned by it: it selects the job's pods (the
+// job-name label) and admits, on every port, the job's pods, and on the trainer port (2222),
+// the operator's pods (notices, progress reads). Everything else is refused by it; policies add
+// up, so a namespace's own policy can open more (a metrics port to Prometheus).
+nlohmann::json BuildJobNetworkPolicy(const v1alpha1::TrainingJob& job,
+                                     const NetworkPolicyOptions& options);
 
 }  // namespace tj::op

@@ -83,6 +83,7 @@ void Informer::Replace(std::vector<nlohmann::json> items) {
   order.reserve(items.size());
   for (nlohmann::json& item : items) {
     if (options_.transform) options_.transform(item);
+    if (options_.keep && !options_.keep(item)) continue;
     std::string key = ObjectKey(item);
     if (key.empty()) continue;
     auto [it, inserted] =
@@ -121,14 +122,19 @@ void Informer::Replace(std::vector<nlohmann::json> items) {
 
 void Informer::Apply(const std::string& type, nlohmann::json object) {
   if (options_.transform) options_.transform(object);
+  const bool kept = !options_.keep || options_.keep(object);
   auto now = std::make_shared<const nlohmann::json>(std::move(object));
   const std::string key = ObjectKey(*now);
   if (key.empty()) return;
   {
     StdMutexLock lock(mu_);
-    if (type == "DELETED") {
-      cache_.Erase(key);
-      queue_.push_back({Notification::Kind::kDelete, std::move(now), nullptr});
+    if (type == "DELETED" || !kept) {
+      // An object never kept was never reported: its deletion is not either.
+      ObjectPtr old = cache_.Erase(key);
+      if (kept || old != nullptr) {
+        queue_.push_back({Notification::Kind::kDelete, kept ? std::move(now) : std::move(old),
+                          nullptr});
+      }
     } else if (ObjectPtr old = cache_.Upsert(now)) {
       queue_.push_back({Notification::Kind::kUpdate, std::move(old), std::move(now)});
     } else {

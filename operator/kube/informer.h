@@ -55,6 +55,10 @@ struct InformerOptions {
   // TransformFunc), e.g. to drop metadata.managedFields, which no controller reads and which is
   // often most of a small object's bytes.
   std::function<void(nlohmann::json& object)> transform;
+  // Optional, after transform: objects it refuses are neither cached nor handed to handlers (one
+  // that stops being kept is reported deleted). For what a label selector cannot say, e.g. "only
+  // objects a TrainingJob controls": anyone may put a label on their objects.
+  std::function<bool(const nlohmann::json& object)> keep;
   // Indexes of the cache (ObjectCache::ByIndex), e.g. pods by the job they belong to.
   Indexers indexers;
 };

@@ -7,7 +7,7 @@
 namespace tj::kube {
 namespace {
 
-constexpr std::array<ApiResource, 15> kResources = {{
+constexpr std::array<ApiResource, 16> kResources = {{
     {"", "v1", "pods", "Pod", true},
     {"", "v1", "services", "Service", true},
     {"", "v1", "configmaps", "ConfigMap", true},
@@ -23,6 +23,7 @@ constexpr std::array<ApiResource, 15> kResources = {{
     {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false},
     {"trainingjob.dev", "v1alpha1", "trainingjobs", "TrainingJob", true},
     {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true},
+    {"networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", true},
 }};
 
 }  // namespace

@@ -34,7 +34,8 @@ struct ApiResource {
 
 // Known resources: core (pods, services, configmaps, secrets, events, serviceaccounts, namespaces,
 // nodes), apps (deployments, statefulsets, replicasets), coordination.k8s.io (leases),
-// apiextensions.k8s.io (customresourcedefinitions), trainingjob.dev (trainingjobs).
+// apiextensions.k8s.io (customresourcedefinitions), trainingjob.dev (trainingjobs), policy
+// (poddisruptionbudgets), networking.k8s.io (networkpolicies).
 // Accepts "configmaps" or "deployments.apps". Null when unknown.
 const ApiResource* FindApiResource(std::string_view resource);
 

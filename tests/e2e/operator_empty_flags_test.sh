@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tj-operator with the chart's "all namespaces" flags: `--namespace=` must stay empty and not swallow
 # the next flag (CLI11 used to take `--leader-elect=true` as the namespace, so the operator watched
-# nothing). Runs the binary against an unreachable API server and reads its start-up line.
+# nothing). Runs the binary against an unreachable API server and reads its start-up line. Then
+# the NetworkPolicy flags: refused (exit 2, naming the flag) without the operator's pod labels or
+# $POD_NAMESPACE, or with labels that are not key=value.
 # usage: operator_empty_flags_test.sh <tj-operator>
 set -euo pipefail
 op="$1"
@@ -31,3 +33,14 @@ line="$(grep "starting:" "$wd/log")"
 [[ "$line" == *"namespace (all)"* && "$line" == *"leader election on"* ]] ||
   { echo "FAIL: want 'namespace (all)' and 'leader election on' in: $line"; exit 1; }
 echo "PASS: $line"
+refused() {  # expected message, then the flags
+  local want="$1"; shift
+  local out code=0
+  out="$(env -u POD_NAMESPACE "$op" --kubeconfig="$wd/kubeconfig" --log-format=text "$@" 2>&1)" || code=$?
+  [[ $code == 2 && "$out" == *"$want"* ]] ||
+    { echo "FAIL: $* -> exit $code, want 2 and '$want' in: $out"; exit 1; }
+}
+refused "--job-network-policy needs --operator-pod-labels and \$POD_NAMESPACE" --job-network-policy=true
+refused "--job-network-policy needs --operator-pod-labels" --job-network-policy=true --operator-pod-labels=a=b
+refused '--operator-pod-labels=a=b,oops: "oops" is not key=value' --operator-pod-labels=a=b,oops
+echo "PASS: the NetworkPolicy flags are checked"

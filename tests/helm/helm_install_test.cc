@@ -1,7 +1,8 @@
 // `helm install` of helm/trainingjob-operator into a real control plane (tests/kube-test-cluster/):
 // the CRD, ServiceAccount, RBAC, Deployment, Service and dashboard exist (the operator pods stay
 // Pending: there is no node), the ServiceAccount may do exactly what the operator needs
-// (`kubectl auth can-i --as`), and `helm uninstall` removes everything but the CRD, which helm
+// (SubjectAccessReviews), users bound to the built-in view/edit/admin roles may read or also
+// write TrainingJobs (the chart's aggregated roles), and `helm uninstall` removes everything but the CRD, which helm
 // never deletes (that would delete every TrainingJob).
 #include <fstream>
 #include <string>
@@ -46,7 +47,8 @@ bool Exists(const std::string& what) { return Kubectl("get " + what + " -o name"
 // Whether the chart's ServiceAccount may `verb` on "resource[.group][/subresource]", asked with
 // a SubjectAccessReview (`kubectl auth can-i --as` guesses the group of resource types the server
 // does not serve, such as Volcano's podgroups here, and answers for the wrong one).
-bool CanI(const std::string& verb, const std::string& what, const std::string& ns) {
+bool CanI(const std::string& verb, const std::string& what, const std::string& ns,
+          const std::string& user = kServiceAccount) {
   std::string resource = what, subresource, group;
   if (size_t slash = resource.find('/'); slash != std::string::npos) {
     subresource = resource.substr(slash + 1);
@@ -60,9 +62,12 @@ bool CanI(const std::string& verb, const std::string& what, const std::string& n
       {"apiVersion", "authorization.k8s.io/v1"},
       {"kind", "SubjectAccessReview"},
       {"spec",
-       {{"user", kServiceAccount},
-        {"groups",
-         {"system:serviceaccounts", "system:serviceaccounts:tj-system", "system:authenticated"}},
+       {{"user", user},
+        {"groups", user == kServiceAccount
+                       ? nlohmann::json::array({"system:serviceaccounts",
+                                                "system:serviceaccounts:tj-system",
+                                                "system:authenticated"})
+                       : nlohmann::json::array({"system:authenticated"})},
         {"resourceAttributes",
          {{"verb", verb},
           {"group", group},
@@ -96,6 +101,11 @@ class HelmInstallTest : public ::testing::Test {
 };
 
 TEST_F(HelmInstallTest, InstallCreatesTheOperatorAndUninstallRemovesIt) {
+  // The release namespace enforces Pod Security "restricted": the operator's pods must pass it.
+  Kubectl(absl::StrCat("create namespace ", kNamespace));
+  ASSERT_TRUE(Kubectl(absl::StrCat("label namespace ", kNamespace,
+                                   " pod-security.kubernetes.io/enforce=restricted --overwrite"))
+                  .ok);
   const CommandOutput install =
       HelmCmd(absl::StrCat("install ", kRelease, " ", ChartDir(), " --namespace ", kNamespace,
                            " --create-namespace --set gangScheduler=volcano --timeout 2m"));
@@ -120,6 +130,8 @@ TEST_F(HelmInstallTest, InstallCreatesTheOperatorAndUninstallRemovesIt) {
            "clusterrolebinding/" + std::string(kFullname),
            "clusterrole/" + std::string(kFullname) + "-nodes",
            "clusterrolebinding/" + std::string(kFullname) + "-nodes",
+           "clusterrole/" + std::string(kFullname) + "-view",
+           "clusterrole/" + std::string(kFullname) + "-edit",
            "role/" + std::string(kFullname) + "-leader-election" + ns,
            "rolebinding/" + std::string(kFullname) + "-leader-election" + ns,
            "deployment/" + std::string(kFullname) + ns,
@@ -128,7 +140,8 @@ TEST_F(HelmInstallTest, InstallCreatesTheOperatorAndUninstallRemovesIt) {
        }) {
     EXPECT_TRUE(Exists(object)) << object;
   }
-  // The Deployment's pods are created (and stay Pending: no node runs them).
+  // The Deployment's pods are created (and stay Pending: no node runs them), admitted by
+  // "restricted".
   EXPECT_TRUE(testing::WaitFor(
       [&] {
         return Kubectl("get pods" + ns + " -l app.kubernetes.io/instance=tj -o name")
@@ -144,24 +157,30 @@ TEST_F(HelmInstallTest, InstallCreatesTheOperatorAndUninstallRemovesIt) {
   };
   for (const Grant& g : std::vector<Grant>{
            {"watch", "trainingjobs.trainingjob.dev", "ml", true},
-           {"patch", "trainingjobs.trainingjob.dev", "ml", true},
            {"delete", "trainingjobs.trainingjob.dev", "ml", true},
            {"update", "trainingjobs.trainingjob.dev/status", "ml", true},
            {"update", "trainingjobs.trainingjob.dev/finalizers", "ml", true},
            {"create", "pods", "ml", true},
-           {"patch", "pods", "ml", true},
            {"delete", "services", "ml", true},
+           {"get", "secrets", "ml", true},
            {"create", "secrets", "ml", true},
+           {"patch", "secrets", "ml", true},
            {"create", "events", "ml", true},
            {"list", "nodes", "", true},
            {"get", "podgroups.scheduling.volcano.sh", "ml", true},
            {"create", "podgroups.scheduling.volcano.sh", "ml", true},
            {"patch", "podgroups.scheduling.volcano.sh", "ml", true},
            {"update", "leases.coordination.k8s.io", kNamespace, true},
-           // ...and nothing more.
+           // ...and nothing more: no Secret is listed or watched (they are read by name).
            {"create", "trainingjobs.trainingjob.dev", "ml", false},
+           {"patch", "trainingjobs.trainingjob.dev", "ml", false},
            {"update", "pods", "ml", false},
+           {"patch", "pods", "ml", false},
+           {"list", "secrets", "ml", false},
+           {"watch", "secrets", "ml", false},
+           {"delete", "secrets", "ml", false},
            {"update", "secrets", "ml", false},
+           {"create", "networkpolicies.networking.k8s.io", "ml", false},  // networkPolicy off
            {"get", "configmaps", "ml", false},
            {"delete", "nodes", "", false},
            {"update", "leases.coordination.k8s.io", "ml", false},
@@ -177,6 +196,31 @@ TEST_F(HelmInstallTest, InstallCreatesTheOperatorAndUninstallRemovesIt) {
         << g.verb << " " << g.resource << " in " << (g.ns.empty() ? "cluster" : g.ns);
   }
 
+  // The aggregated roles: a user bound to the built-in `view` in a namespace reads its
+  // TrainingJobs, one bound to `edit` or `admin` also creates and deletes them (the
+  // controller-manager's aggregation controller fills the built-in roles in).
+  Kubectl("create namespace ml");  // may exist from an earlier case
+  for (const char* role : {"view", "edit", "admin"}) {
+    ASSERT_TRUE(Kubectl(absl::StrCat("create rolebinding tj-", role, " -n ml --clusterrole=", role,
+                                     " --user=", role, "-user"))
+                    .ok);
+  }
+  EXPECT_TRUE(testing::WaitFor(
+      [] {
+        return CanI("create", "trainingjobs.trainingjob.dev", "ml", "edit-user") &&
+               CanI("create", "trainingjobs.trainingjob.dev", "ml", "admin-user") &&
+               CanI("list", "trainingjobs.trainingjob.dev", "ml", "view-user");
+      },
+      absl::Seconds(60)));
+  EXPECT_TRUE(CanI("watch", "trainingjobs.trainingjob.dev", "ml", "view-user"));
+  EXPECT_TRUE(CanI("get", "trainingjobs.trainingjob.dev/status", "ml", "view-user"));
+  EXPECT_TRUE(CanI("delete", "trainingjobs.trainingjob.dev", "ml", "edit-user"));
+  EXPECT_TRUE(CanI("get", "trainingjobs.trainingjob.dev", "ml", "edit-user"));
+  EXPECT_FALSE(CanI("create", "trainingjobs.trainingjob.dev", "ml", "view-user"));
+  EXPECT_FALSE(CanI("delete", "trainingjobs.trainingjob.dev", "ml", "view-user"));
+  EXPECT_FALSE(CanI("create", "trainingjobs.trainingjob.dev", "other", "edit-user"));
+  EXPECT_FALSE(CanI("update", "trainingjobs.trainingjob.dev/status", "ml", "edit-user"));
+
   const CommandOutput uninstall =
       HelmCmd(absl::StrCat("uninstall ", kRelease, " --namespace ", kNamespace, " --wait"));
   ASSERT_TRUE(uninstall.ok) << uninstall.output;
@@ -186,6 +230,7 @@ TEST_F(HelmInstallTest, InstallCreatesTheOperatorAndUninstallRemovesIt) {
                !Exists("serviceaccount/" + std::string(kFullname) + ns) &&
                !Exists("clusterrole/" + std::string(kFullname)) &&
                !Exists("clusterrolebinding/" + std::string(kFullname) + "-nodes") &&
+               !Exists("clusterrole/" + std::string(kFullname) + "-edit") &&
                !Exists("role/" + std::string(kFullname) + "-leader-election" + ns) &&
                !Exists("service/" + std::string(kFullname) + "-metrics" + ns) &&
                !Exists("configmap/" + std::string(kFullname) + "-dashboard" + ns);
@@ -193,6 +238,10 @@ TEST_F(HelmInstallTest, InstallCreatesTheOperatorAndUninstallRemovesIt) {
       absl::Seconds(60)))
       << Kubectl("get all,sa,cm,role,rolebinding" + ns).output;
   EXPECT_FALSE(CanI("create", "pods", "ml"));
+  // The built-in roles lose what the chart's roles added.
+  EXPECT_TRUE(testing::WaitFor(
+      [] { return !CanI("create", "trainingjobs.trainingjob.dev", "ml", "edit-user"); },
+      absl::Seconds(60)));
   // helm keeps CRDs on uninstall, by design.
   EXPECT_TRUE(Exists("crd/trainingjobs.trainingjob.dev"));
 }

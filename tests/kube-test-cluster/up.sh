@@ -10,7 +10,8 @@
 #   env               KEY=value lines (bash-sourceable): KUBECONFIG, TJ_KUBE_*,
 #                     and the *_PID of each process
 #   pki/              CA, serving/client certs, front-proxy CA, service-account keys
-#   etcd-data/, logs/ data and one log file per component
+#   etcd-data/, logs/ data and one log file per component; logs/audit.jsonl, the
+#                     requests of ServiceAccounts outside kube-system (audit level Metadata)
 # Waits (polled, bounded by TJ_KUBE_UP_TIMEOUT seconds, default 300) until
 #   `kubectl get --raw /readyz` succeeds, the controller-manager answers
 #   /healthz and the scheduler /readyz, and ServiceAccount default/default
@@ -235,7 +236,26 @@ start ETCD_PID etcd "$bin/etcd" \
   --log-level=warn
 wait_for etcd curl -fsS --max-time 2 "http://127.0.0.1:${etcd_port}/health"
 
+# The audit log records what ServiceAccounts outside kube-system do (verb, resource, user, code;
+# no bodies): the operator's tests compare it with the calls the operator declares
+# (operator/controller/api_permissions.cc). The controllers' own ServiceAccounts are left out.
+cat >"$wd/audit-policy.yaml" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: None
+    userGroups: ["system:serviceaccounts:kube-system"]
+  - level: Metadata
+    userGroups: ["system:serviceaccounts"]
+  - level: None
+POLICY
+
 start KUBE_APISERVER_PID kube-apiserver "$bin/kube-apiserver" \
+  --audit-policy-file="$wd/audit-policy.yaml" \
+  --audit-log-path="$wd/logs/audit.jsonl" \
+  --audit-log-maxbackup=1 \
+  --audit-log-maxsize=200 \
   --etcd-servers="http://127.0.0.1:${etcd_port}" \
   --bind-address=127.0.0.1 \
   --advertise-address=127.0.0.1 \

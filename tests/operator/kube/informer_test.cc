@@ -229,6 +229,25 @@ TEST_F(InformerTest, TransformAppliesToListedAndWatchedObjectsBeforeCaching) {
   }
 }
 
+// `keep` refuses objects (here those without data v=keep): never cached nor reported; one that
+// stops being kept is reported deleted; one never kept is not reported deleted either.
+TEST_F(InformerTest, KeepFiltersListedAndWatchedObjects) {
+  options_.keep = [](const nlohmann::json& object) {
+    return object.contains("data") && object["data"].value("v", "") == "keep";
+  };
+  fake().PushJson(200, ListBody({Cm("a", "5", "keep"), Cm("b", "6", "other")}, "6"));
+  fake().PushStream({Event("ADDED", Cm("c", "7", "other")), Event("MODIFIED", Cm("a", "8")),
+                     Event("DELETED", Cm("c", "9", "other")), Event("ADDED", Cm("d", "10", "keep"))});
+  transport_->PushHold();
+  auto informer = Make();
+  informer->Start();
+  ASSERT_TRUE(transport_->WaitForHolds(1));
+  ASSERT_TRUE(recorder_.WaitForCount(3));
+  EXPECT_THAT(recorder_.log(), ElementsAre("add a@5", "delete a@5", "add d@10"));
+  EXPECT_EQ(informer->cache().Size(), 1u);
+  EXPECT_NE(informer->cache().Get("ns/d"), nullptr);
+}
+
 TEST_F(InformerTest, BookmarkAdvancesTheResourceVersionWithoutAHandlerCall) {
   fake().PushJson(200, ListBody({Cm("a", "5")}, "5"));
   fake().PushStream({Bookmark("20")});  // then the server ends the watch cleanly

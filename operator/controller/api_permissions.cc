@@ -1,0 +1,59 @@
+#include "operator/controller/api_permissions.h"
+
+namespace tj::op {
+
+const std::vector<ApiPermission>& OperatorApiPermissions() {
+  static const auto* const kPermissions = new std::vector<ApiPermission>{
+      {"trainingjob.dev", "trainingjobs", {"list", "watch", "delete"}, ApiScope::kJobs,
+       ApiFeature::kAlways, true,
+       "the job informer (Controller); delete: ttlSecondsAfterFinished "
+       "(Reconciler::ReconcileFinished)"},
+      {"trainingjob.dev", "trainingjobs/status", {"update"}, ApiScope::kJobs, ApiFeature::kAlways,
+       true, "status writes (Reconciler::WriteStatus, the first status write)"},
+      {"trainingjob.dev", "trainingjobs/finalizers", {"update"}, ApiScope::kJobs,
+       ApiFeature::kAlways, false,
+       "not called: pods, Services and Secrets name the job with blockOwnerDeletion, which the "
+       "OwnerReferencesPermissionEnforcement admission plugin allows only to who may update "
+       "the owner's finalizers"},
+      {"", "pods", {"list", "watch", "create", "delete"}, ApiScope::kJobs, ApiFeature::kAlways,
+       true, "the pod informer; one pod per replica; restarts, scale-down, cleanPodPolicy"},
+      {"", "services", {"list", "watch", "create", "delete"}, ApiScope::kJobs,
+       ApiFeature::kAlways, true,
+       "the Service informer; one headless Service per replica; scale-down"},
+      {"", "secrets", {"get", "create", "patch"}, ApiScope::kJobs, ApiFeature::kAlways, true,
+       "the job's credentials Secret, read by name (JobSecrets), never listed or watched; patch: "
+       "role credentials added to a Secret made before them"},
+      {"", "events", {"create", "patch"}, ApiScope::kJobs, ApiFeature::kAlways, true,
+       "Events on jobs (EventRecorder; repeats are patched counts)"},
+      {"", "nodes", {"list", "watch"}, ApiScope::kCluster, ApiFeature::kAlways, true,
+       "the node informer: a replica's node going NotReady or away"},
+      {"coordination.k8s.io", "leases", {"get", "create", "update"}, ApiScope::kLeaseNamespace,
+       ApiFeature::kLeaderElection, true, "leader election (LeaderElector)"},
+      {"scheduling.volcano.sh", "podgroups", {"get", "create", "patch"}, ApiScope::kJobs,
+       ApiFeature::kVolcano, true, "the job's PodGroup (Reconciler::EnsurePodGroup)"},
+      {"scheduling.x-k8s.io", "podgroups", {"get", "create", "patch"}, ApiScope::kJobs,
+       ApiFeature::kSchedulerPlugins, true, "the job's PodGroup (Reconciler::EnsurePodGroup)"},
+      {"networking.k8s.io", "networkpolicies", {"get", "create"}, ApiScope::kJobs,
+       ApiFeature::kNetworkPolicy, true,
+       "the job's NetworkPolicy (Reconciler::EnsureNetworkPolicy): create, get when it exists"},
+  };
+  return *kPermissions;
+}
+
+const ApiPermission* FindApiPermission(std::string_view verb, std::string_view group,
+                                       std::string_view resource, std::string_view subresource) {
+  for (const ApiPermission& p : OperatorApiPermissions()) {
+    if (p.group != group) continue;
+    const std::string_view name = p.resource;
+    const size_t slash = name.find('/');
+    const std::string_view base = name.substr(0, slash);
+    const std::string_view sub = slash == std::string_view::npos ? "" : name.substr(slash + 1);
+    if (base != resource || sub != subresource) continue;
+    for (std::string_view v : p.verbs) {
+      if (v == verb) return &p;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace tj::op
