@@ -17,7 +17,7 @@ absl::StatusOr<JobSecrets::ObjectPtr> JobSecrets::Get(const std::string& namespa
   const std::string key = Key(namespace_name, name);
   const absl::Time now = clock_();
   {
-    absl::MutexLock lock(&mu_);
+    StdMutexLock lock(mu_);
     auto it = entries_.find(key);
     if (it != entries_.end() && now - it->second.read_at < refresh_) return it->second.object;
   }
@@ -25,13 +25,13 @@ absl::StatusOr<JobSecrets::ObjectPtr> JobSecrets::Get(const std::string& namespa
   if (!ref.ok()) return ref.status();
   absl::StatusOr<nlohmann::json> object = client_.Get(*ref);
   if (absl::IsNotFound(object.status())) {
-    absl::MutexLock lock(&mu_);
+    StdMutexLock lock(mu_);
     entries_.erase(key);  // absence is not remembered: the job's next reconcile creates it
     return ObjectPtr();
   }
   if (!object.ok()) return object.status();
   auto shared = std::make_shared<const nlohmann::json>(std::move(*object));
-  absl::MutexLock lock(&mu_);
+  StdMutexLock lock(mu_);
   entries_[key] = Entry{shared, now};
   return shared;
 }
@@ -43,17 +43,17 @@ void JobSecrets::Written(const nlohmann::json& secret) {
   const nlohmann::json& meta = secret["metadata"];
   const std::string key = Key(meta.value("namespace", ""), meta.value("name", ""));
   auto shared = std::make_shared<const nlohmann::json>(secret);
-  absl::MutexLock lock(&mu_);
+  StdMutexLock lock(mu_);
   entries_[key] = Entry{std::move(shared), clock_()};
 }
 
 void JobSecrets::Forget(const std::string& namespace_name, const std::string& name) {
-  absl::MutexLock lock(&mu_);
+  StdMutexLock lock(mu_);
   entries_.erase(Key(namespace_name, name));
 }
 
 size_t JobSecrets::Size() const {
-  absl::MutexLock lock(&mu_);
+  StdMutexLock lock(mu_);
   return entries_.size();
 }
 

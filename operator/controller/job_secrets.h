@@ -14,7 +14,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "coordinator/base/std_mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
@@ -50,7 +50,7 @@ class JobSecrets {
   kube::KubeClient& client_;
   const absl::Duration refresh_;
   std::function<absl::Time()> clock_ = [] { return absl::Now(); };
-  mutable absl::Mutex mu_;
+  mutable StdMutex mu_;
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);  // by "namespace/name"
 };
 
