@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -16,6 +17,7 @@
 
 #include "absl/time/time.h"
 #include "api/v1alpha1/training_progress.h"
+#include "operator/controller/coordinator_rpc.h"
 
 namespace tj::op {
 
@@ -23,9 +25,10 @@ class CoordinatorProgress {
  public:
   virtual ~CoordinatorProgress() = default;
   // Asks for a fresh read of the job's progress ("namespace/name") from `address` (podIP:2222)
-  // with the job's token. A read already queued for the job is not queued twice.
+  // with the job's token, over TLS with `tls` (null: plaintext). A read already queued for the job
+  // is not queued twice.
   virtual void Refresh(const std::string& job, const std::string& address,
-                       const std::string& token) = 0;
+                       const std::string& token, std::shared_ptr<const CoordinatorTls> tls) = 0;
   virtual std::optional<v1alpha1::TrainingProgress> Latest(const std::string& job) const = 0;
   // The job is gone: forget it.
   virtual void Forget(const std::string& job) = 0;
@@ -38,8 +41,8 @@ class GrpcCoordinatorProgress : public CoordinatorProgress {
   GrpcCoordinatorProgress(const GrpcCoordinatorProgress&) = delete;
   GrpcCoordinatorProgress& operator=(const GrpcCoordinatorProgress&) = delete;
 
-  void Refresh(const std::string& job, const std::string& address,
-               const std::string& token) override;
+  void Refresh(const std::string& job, const std::string& address, const std::string& token,
+               std::shared_ptr<const CoordinatorTls> tls) override;
   std::optional<v1alpha1::TrainingProgress> Latest(const std::string& job) const override;
   void Forget(const std::string& job) override;
 
@@ -51,6 +54,7 @@ class GrpcCoordinatorProgress : public CoordinatorProgress {
     std::string job;
     std::string address;
     std::string token;
+    std::shared_ptr<const CoordinatorTls> tls;
   };
   void Loop();
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/v1alpha1/enums.h"
 #include "api/v1alpha1/labels.h"
+#include "api/v1alpha1/runtime_env.h"
 #include "operator/kube/typed_objects.h"
 
 namespace tj::op {
@@ -33,6 +34,20 @@ const json* FindCondition(const json& object, const char* type) {
     if (StringAt(condition, "type") == type) return &condition;
   }
   return nullptr;
+}
+
+// Whether the trainer container (the first) is given TJ_TLS_DIR: the replica serves mutual TLS.
+bool HasTlsDir(const json& spec) {
+  const json* containers = Child(spec, "containers");
+  if (containers == nullptr || !containers->is_array() || containers->empty()) return false;
+  const json* env = Child((*containers)[0], "env");
+  if (env == nullptr || !env->is_array()) return false;
+  for (const json& var : *env) {
+    if (StringAt(var, "name") == v1alpha1::env::kTlsDir && !StringAt(var, "value").empty()) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::optional<ReplicaType> ReplicaTypeFromLabel(const std::string& value) {
@@ -88,7 +103,10 @@ absl::StatusOr<ObservedPod> ObservePod(const json& pod) {
   }
   out.key = ReplicaKey{*type, index};
 
-  if (const json* spec = Child(pod, "spec")) out.node_name = StringAt(*spec, "nodeName");
+  if (const json* spec = Child(pod, "spec")) {
+    out.node_name = StringAt(*spec, "nodeName");
+    out.tls = HasTlsDir(*spec);
+  }
   const json* status = Child(pod, "status");
   if (status) out.pod_ip = StringAt(*status, "podIP");
 

@@ -94,7 +94,7 @@ std::set<std::string> JobGrants(const std::string& scope) {
   add("trainingjob.dev/trainingjobs/finalizers", {"update"});
   add("core/pods", {"get", "list", "watch", "create", "delete", "patch"});
   add("core/services", {"get", "list", "watch", "create", "delete"});
-  add("core/secrets", {"get", "list", "watch", "create", "delete"});
+  add("core/secrets", {"get", "list", "watch", "create", "delete", "patch"});
   add("core/events", {"create", "patch"});
   return out;
 }

@@ -152,6 +152,7 @@ TEST_F(HelmInstallTest, InstallCreatesTheOperatorAndUninstallRemovesIt) {
            {"patch", "pods", "ml", true},
            {"delete", "services", "ml", true},
            {"create", "secrets", "ml", true},
+           {"patch", "secrets", "ml", true},
            {"create", "events", "ml", true},
            {"list", "nodes", "", true},
            {"get", "podgroups.scheduling.volcano.sh", "ml", true},
