@@ -7,6 +7,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <ctime>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -68,8 +69,12 @@ X509Ptr NewCertificate(EVP_PKEY* key, std::string_view common_name, absl::Durati
   BN_free(number);
   if (!ok) return nullptr;
   X509_set_version(cert.get(), 2);
-  X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(cert.get()), absl::ToInt64Seconds(lifetime));
+  time_t now = time(nullptr);  // one instant for both ends: the lifetime is exact
+  if (X509_time_adj_ex(X509_getm_notBefore(cert.get()), 0, -3600, &now) == nullptr ||
+      X509_time_adj_ex(X509_getm_notAfter(cert.get()), 0,
+                       static_cast<long>(absl::ToInt64Seconds(lifetime)), &now) == nullptr) {
+    return nullptr;
+  }
   X509_set_pubkey(cert.get(), key);
   const std::string cn(common_name.substr(0, 64));  // the X.520 upper bound of a CN
   X509_NAME_add_entry_by_txt(X509_get_subject_name(cert.get()), "CN", MBSTRING_UTF8,

@@ -72,7 +72,7 @@ TEST(JobTlsSecretTest, UpdatesAddWhatIsMissingAndNothingElse) {
   ASSERT_TRUE(nothing.ok()) << nothing.status();
   EXPECT_TRUE(nothing->empty()) << nothing->dump();
   // Scaled up: the worker's pair, signed by the same CA; scaled down again: nothing.
-  job.spec.replica_specs[ReplicaType::kWorker].replicas = 3;
+  job.spec.replica_specs[v1alpha1::ReplicaType::kWorker].replicas = 3;
   auto scaled = JobTlsSecretUpdate(job, *everything);
   ASSERT_TRUE(scaled.ok()) << scaled.status();
   EXPECT_EQ(scaled->size(), 2u) << scaled->dump();
@@ -81,7 +81,7 @@ TEST(JobTlsSecretTest, UpdatesAddWhatIsMissingAndNothingElse) {
                           "digits-worker-2.ml.svc"));
   json merged = *everything;
   merged.update(*scaled);
-  job.spec.replica_specs[ReplicaType::kWorker].replicas = 1;
+  job.spec.replica_specs[v1alpha1::ReplicaType::kWorker].replicas = 1;
   EXPECT_TRUE(JobTlsSecretUpdate(job, merged)->empty());
   // A certificate that does not parse is named.
   merged["worker.crt"] = absl::Base64Escape("garbage");
