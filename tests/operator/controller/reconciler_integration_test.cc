@@ -815,6 +815,36 @@ TEST_F(ReconcilerIntegrationTest, AnOlderOperatorsSecretIsUpgradedAndItsJobSwitc
   EXPECT_EQ(SecretValue("ca.crt"), ca) << "upgraded once: the CA stays";
 }
 
+// A view whose Secret is an old copy: the cache of an operator lagging its own patch.
+class StaleSecretView : public DirectClusterView {
+ public:
+  StaleSecretView(kube::KubeClient& client, json stale)
+      : DirectClusterView(client), stale_(std::make_shared<const json>(std::move(stale))) {}
+  ObjectPtr Secret(const std::string&, const std::string&) override { return stale_; }
+
+ private:
+  ObjectPtr stale_;
+};
+
+// The upgrade patch is made on the Secret as read (its resourceVersion): a reconcile that reads a
+// copy from before an earlier upgrade is refused (Conflict) instead of giving the job a second CA.
+TEST_F(ReconcilerIntegrationTest, AStaleReadOfTheSecretNeverMakesASecondCa) {
+  CreateJob();
+  const v1alpha1::TrainingJob job = v1alpha1::DecodeTrainingJob(Job()).job;
+  json old_secret = BuildJobTokenSecret(job, "older-operators-secret", json::object());
+  auto created = client_->Create(*kube::Resource("secrets", ns_), old_secret);
+  ASSERT_TRUE(created.ok()) << created.status();
+  Reconcile();
+  const std::string ca = SecretValue("ca.crt");
+  ASSERT_FALSE(ca.empty());
+
+  StaleSecretView stale(*client_, *created);
+  Reconciler lagging(stale, *client_, notifier_, events_, {});
+  const ReconcileResult result = lagging.Reconcile(ns_ + "/digits");
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kAborted) << result.status;
+  EXPECT_EQ(SecretValue("ca.crt"), ca);
+}
+
 TEST_F(ReconcilerIntegrationTest, SuspendDeletesThePodsAndResumeRecreatesThem) {
   CreateJob();
   Reconcile();
