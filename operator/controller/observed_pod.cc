@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "api/v1alpha1/enums.h"
 #include "api/v1alpha1/labels.h"
-#include "api/v1alpha1/runtime_env.h"
 #include "operator/kube/typed_objects.h"
 
 namespace tj::op {
@@ -36,15 +35,19 @@ const json* FindCondition(const json& object, const char* type) {
   return nullptr;
 }
 
-// Whether the trainer container (the first) is given TJ_TLS_DIR: the replica serves mutual TLS.
-bool HasTlsDir(const json& spec) {
-  const json* containers = Child(spec, "containers");
-  if (containers == nullptr || !containers->is_array() || containers->empty()) return false;
-  const json* env = Child((*containers)[0], "env");
-  if (env == nullptr || !env->is_array()) return false;
-  for (const json& var : *env) {
-    if (StringAt(var, "name") == v1alpha1::env::kTlsDir && !StringAt(var, "value").empty()) {
-      return true;
+// Whether the pod mounts a TLS certificate from the job's Secret (replica_objects.cc): it serves
+// mutual TLS. Read from the volumes, not from TJ_TLS_DIR: the operator's pod cache drops env.
+bool MountsJobCertificate(const json& spec) {
+  const json* volumes = Child(spec, "volumes");
+  if (volumes == nullptr || !volumes->is_array()) return false;
+  const std::string certificate = absl::StrCat(v1alpha1::kJobTlsSubdir, "/tls.crt");
+  for (const json& volume : *volumes) {
+    if (StringAt(volume, "name") != v1alpha1::kJobTokenVolumeName) continue;
+    const json* secret = Child(volume, "secret");
+    const json* items = secret ? Child(*secret, "items") : nullptr;
+    if (items == nullptr || !items->is_array()) return false;
+    for (const json& item : *items) {
+      if (StringAt(item, "path") == certificate) return true;
     }
   }
   return false;
@@ -105,7 +108,7 @@ absl::StatusOr<ObservedPod> ObservePod(const json& pod) {
 
   if (const json* spec = Child(pod, "spec")) {
     out.node_name = StringAt(*spec, "nodeName");
-    out.tls = HasTlsDir(*spec);
+    out.tls = MountsJobCertificate(*spec);
   }
   const json* status = Child(pod, "status");
   if (status) out.pod_ip = StringAt(*status, "podIP");

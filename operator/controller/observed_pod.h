@@ -25,8 +25,8 @@ struct ObservedPod {
   Termination termination;                      // for kTerminated
   std::optional<absl::Time> finished_at;        // the trainer container's end, for kTerminated
   bool ready = false;
-  // The operator gave it TJ_TLS_DIR: it serves mutual TLS with the job's certificates. False for
-  // pods of an operator before TLS, which serve plaintext until they are replaced.
+  // It mounts its role's certificate from the job's Secret: it serves mutual TLS. False for pods
+  // of an operator before TLS, which serve plaintext until they are replaced.
   bool tls = false;
   // Set when the pod is being deleted (metadata.deletionTimestamp): the time the kubelet kills it,
   // i.e. the deletion timestamp (already "now + grace" as the API server writes it).
