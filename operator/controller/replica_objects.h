@@ -1,5 +1,6 @@
 // The objects the operator creates for a job, built from its spec: one Pod and one headless
-// Service per replica ("<job>-<type>-<index>") and the Secret holding the job's RPC token. Pure
+// Service per replica ("<job>-<type>-<index>") and the Secret holding the job's RPC token (and its
+// TLS certificates, job_tls_secret.h). Pure
 // functions of the job (and the token), so a reconcile that runs twice builds the same objects.
 #pragma once
 
