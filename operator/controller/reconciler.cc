@@ -38,18 +38,6 @@ std::string JobKey(const v1alpha1::TrainingJob& job) {
   return absl::StrCat(NamespaceOf(job), "/", job.metadata.name);
 }
 
-// Whether `object` has a controller ownerReference to the job's UID.
-bool ControlledBy(const json& object, const std::string& uid) {
-  if (!object.contains("metadata") || !object["metadata"].contains("ownerReferences")) return false;
-  const json& refs = object["metadata"]["ownerReferences"];
-  if (!refs.is_array()) return false;
-  for (const json& ref : refs) {
-    if (ref.is_object() && ref.value("uid", "") == uid && ref.value("controller", false)) {
-      return true;
-    }
-  }
-  return false;
-}
 
 std::string ObjectName(const json& object) {
   if (!object.contains("metadata") || !object["metadata"].is_object()) return "";
@@ -253,33 +241,13 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
 
   if (JobFinished(status)) return ReconcileFinished(job_json, job, pods, now);
 
-  absl::StatusOr<std::optional<JobSecret>> cached = CachedSecret(job);
+  // Completed first when an older operator or a scale-up left it short (reconciler_secret.cc).
+  absl::StatusOr<std::optional<JobSecret>> cached = UpToDateSecret(job);
   if (!cached.ok()) return {cached.status(), std::nullopt};
   if (cached->has_value()) {
     token = (*cached)->token;
-    json data = (*cached)->data;
-    // A Secret of an operator before role credentials or before TLS, or a role certificate that
-    // lacks a replica the job was scaled up to: completed now, before any pod that mounts it.
-    absl::StatusOr<json> patch = SecretUpgrade(job, token, data);
-    if (!patch.ok()) return {patch.status(), std::nullopt};
-    if (!patch->empty()) {
-      const std::string name = v1alpha1::JobTokenSecretName(job.metadata.name);
-      auto ref = kube::Resource("secrets", NamespaceOf(job), name);
-      if (!ref.ok()) return {ref.status(), std::nullopt};
-      // Only onto the Secret as read: a cache that lags an earlier patch of this one must not
-      // make a second CA (pods of the job would trust different ones). A stale read is a
-      // Conflict, retried once the cache has caught up.
-      json body = {{"data", *patch}};
-      if (!(*cached)->resource_version.empty()) {
-        body["metadata"] = {{"resourceVersion", (*cached)->resource_version}};
-      }
-      auto patched = client_.MergePatch(*ref, body);
-      if (!patched.ok()) return {patched.status(), std::nullopt};
-      data.update(*patch);
-      spdlog::info("{}: secret {}: {} key(s) added or renewed", key, name, patch->size());
-    }
-    secret_has_tls = !token.empty() && HasJobTls(data);
-    control_tls = secret_has_tls ? ControlTlsFromSecret(job, data) : nullptr;
+    secret_has_tls = !token.empty() && HasJobTls((*cached)->data);
+    control_tls = secret_has_tls ? ControlTlsFromSecret(job, (*cached)->data) : nullptr;
   }
 
   if (!creations_settled) {
@@ -558,45 +526,7 @@ ReconcileResult Reconciler::ReconcileFinished(const json& job_json,
   return {};
 }
 
-absl::StatusOr<std::optional<Reconciler::JobSecret>> Reconciler::CachedSecret(
-    const v1alpha1::TrainingJob& job) {
-  const std::string name = v1alpha1::JobTokenSecretName(job.metadata.name);
-  ObjectPtr secret = view_.Secret(NamespaceOf(job), name);
-  if (secret == nullptr) return std::nullopt;
-  if (!ControlledBy(*secret, job.metadata.uid.value_or(""))) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "secret \"", name, "\" in namespace \"", NamespaceOf(job),
-        "\" exists and is not owned by this TrainingJob; rename the job or delete the secret"));
-  }
-  JobSecret out;
-  if ((*secret).contains("metadata") && (*secret)["metadata"].is_object()) {
-    out.resource_version = (*secret)["metadata"].value("resourceVersion", "");
-  }
-  const json& data = (*secret).contains("data") ? (*secret)["data"] : json();
-  if (data.is_object()) out.data = data;
-  std::string decoded;
-  if (data.is_object() && data.contains(v1alpha1::kJobTokenSecretKey) &&
-      data[v1alpha1::kJobTokenSecretKey].is_string() &&
-      absl::Base64Unescape(data[v1alpha1::kJobTokenSecretKey].get<std::string>(), &decoded)) {
-    out.token = decoded;
-  }
-  return out;
-}
 
-absl::StatusOr<json> Reconciler::SecretUpgrade(const v1alpha1::TrainingJob& job,
-                                               const std::string& token, const json& data) {
-  json patch = json::object();
-  if (token.empty()) return patch;  // a job that runs open has nothing to derive
-  if (!data.contains(v1alpha1::kJobVerifiersSecretKey)) patch = JobTokenSecretData(token);
-  absl::StatusOr<json> tls = JobTlsSecretUpdate(job, data);
-  if (!tls.ok()) {
-    return absl::Status(tls.status().code(),
-                        absl::StrCat("secret \"", v1alpha1::JobTokenSecretName(job.metadata.name),
-                                     "\": ", tls.status().message()));
-  }
-  patch.update(*tls);
-  return patch;
-}
 
 absl::StatusOr<std::vector<Reconciler::Write>> Reconciler::ServiceWrites(
     const std::shared_ptr<const v1alpha1::TrainingJob>& shared_job) {

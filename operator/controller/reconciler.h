@@ -173,6 +173,9 @@ class Reconciler {
   static absl::StatusOr<nlohmann::json> SecretUpgrade(const v1alpha1::TrainingJob& job,
                                                       const std::string& token,
                                                       const nlohmann::json& data);
+  // CachedSecret, completed with SecretUpgrade's keys by a merge patch when it lacks any
+  // (reconciler_secret.cc); what it returns is the Secret as patched.
+  absl::StatusOr<std::optional<JobSecret>> UpToDateSecret(const v1alpha1::TrainingJob& job);
   // With a gang scheduler: the job's PodGroup exists, controlled by the job, with the spec
   // BuildPodGroup gives (created, or its fields merge-patched back). Asks the API server only
   // when pods are about to be created or the PodGroup differs from the one last confirmed. A

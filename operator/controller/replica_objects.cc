@@ -67,6 +67,18 @@ json ControllerReference(const v1alpha1::TrainingJob& job) {
               {"blockOwnerDeletion", true}};
 }
 
+bool ControlledBy(const json& object, const std::string& uid) {
+  if (!object.contains("metadata") || !object["metadata"].contains("ownerReferences")) return false;
+  const json& refs = object["metadata"]["ownerReferences"];
+  if (!refs.is_array()) return false;
+  for (const json& ref : refs) {
+    if (ref.is_object() && ref.value("uid", "") == uid && ref.value("controller", false)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 json ReplicaLabels(const v1alpha1::TrainingJob& job, ReplicaKey key) {
   return json{{v1alpha1::kJobNameLabel, job.metadata.name},
               {v1alpha1::kReplicaTypeLabel, std::string(v1alpha1::ReplicaTypeLowerName(key.type))},

@@ -1,7 +1,7 @@
 // The objects the operator creates for a job, built from its spec: one Pod and one headless
 // Service per replica ("<job>-<type>-<index>") and the Secret holding the job's RPC token (and its
-// TLS certificates, job_tls_secret.h). Pure
-// functions of the job (and the token), so a reconcile that runs twice builds the same objects.
+// TLS certificates, job_tls_secret.h). Pure functions of the job (and the token), so a reconcile
+// that runs twice builds the same objects.
 #pragma once
 
 #include <memory>
@@ -25,6 +25,9 @@ struct PodBuildOptions {
 // The controller ownerReference to the job (controller: true, blockOwnerDeletion: true), so the
 // garbage collector deletes what the job owns and informers map events back to it.
 nlohmann::json ControllerReference(const v1alpha1::TrainingJob& job);
+
+// Whether `object` has a controller ownerReference to the job's UID.
+bool ControlledBy(const nlohmann::json& object, const std::string& uid);
 
 // The labels of one replica's Pod and Service (api/v1alpha1/labels.h).
 nlohmann::json ReplicaLabels(const v1alpha1::TrainingJob& job, ReplicaKey key);
