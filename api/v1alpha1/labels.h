@@ -32,4 +32,15 @@ inline std::string JobTokenSecretName(std::string_view job_name) {
   return std::string(job_name) + "-job-token";
 }
 
+// TLS material in the same Secret (operator/controller/job_tls_secret.h): the job's CA
+// ("ca.crt"; its key "ca.key" is the operator's only), one certificate and key per replica role
+// ("<role>.crt", "<role>.key") and the operator's client certificate ("control.crt",
+// "control.key"). A pod mounts the CA and its role's pair as ca.crt, tls.crt and tls.key in
+// kJobTlsSubdir of the token volume; TJ_TLS_DIR points there.
+inline constexpr char kJobCaCertSecretKey[] = "ca.crt";
+inline constexpr char kJobCaKeySecretKey[] = "ca.key";
+inline constexpr char kJobTlsSubdir[] = "tls";
+inline std::string JobCertSecretKey(std::string_view role) { return std::string(role) + ".crt"; }
+inline std::string JobKeySecretKey(std::string_view role) { return std::string(role) + ".key"; }
+
 }  // namespace tj::v1alpha1

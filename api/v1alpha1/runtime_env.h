@@ -53,6 +53,9 @@ inline constexpr char kPodIp[] = "TJ_POD_IP";
 // Secret's keys); coordinator/base/job_token.h reads them.
 inline constexpr char kTokenFile[] = "TJ_TOKEN_FILE";
 inline constexpr char kTokenVerifiersFile[] = "TJ_TOKEN_VERIFIERS_FILE";
+// The directory of the process's TLS material (ca.crt, tls.crt, tls.key), coordinator/base/job_tls.h:
+// every server then requires TLS with a client certificate of the job's CA.
+inline constexpr char kTlsDir[] = "TJ_TLS_DIR";
 // The coordinator only: its generation, above every earlier coordinator's of the job, which
 // parameter servers, workers and the checkpoint store use to refuse an older coordinator
 // (coordinator/base/coordinator_generation.h).

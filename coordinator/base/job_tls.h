@@ -2,8 +2,9 @@
 // and tls.key (the layout of a Kubernetes TLS Secret plus its CA), every runtime server serves
 // TLS with that certificate and every runtime channel verifies its peer against that CA. The job
 // token (job_token.h) still authenticates callers; TLS keeps parameters and tokens off the wire in
-// the clear. Certificates are made per job: by `tjctl run --tls` (GenerateJobTls) and, on a
-// cluster, by the operator.
+// the clear. Servers require a client certificate signed by the job's CA (mutual TLS).
+// Certificates are made per job (job_certificates.h): by `tjctl run --tls` (GenerateJobTls) and,
+// on a cluster, by the operator.
 #pragma once
 
 #include <memory>
@@ -36,8 +37,9 @@ void SetJobTlsForTesting(std::optional<JobTlsFiles> tls);
 std::shared_ptr<grpc::ServerCredentials> RuntimeServerCredentials();
 std::shared_ptr<grpc::ChannelCredentials> RuntimeChannelCredentials();
 
-// Writes ca.crt, tls.crt and tls.key (mode 0600) into `dir`: a new CA (EC P-256, valid 30 days)
-// and a certificate it signs for the given DNS names and IP addresses (server and client use).
+// Writes ca.crt, tls.crt and tls.key (mode 0600) into `dir`: a new CA (EC P-256) and a certificate
+// it signs for the given DNS names and IP addresses (server and client use), both valid for
+// kJobCertificateLifetime.
 absl::Status GenerateJobTls(const std::string& dir, const std::vector<std::string>& dns_names,
                             const std::vector<std::string>& ip_addresses);
 

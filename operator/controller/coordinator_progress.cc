@@ -24,11 +24,12 @@ GrpcCoordinatorProgress::~GrpcCoordinatorProgress() {
 }
 
 void GrpcCoordinatorProgress::Refresh(const std::string& job, const std::string& address,
-                                      const std::string& token) {
+                                      const std::string& token,
+                                      std::shared_ptr<const CoordinatorTls> tls) {
   {
     StdMutexLock lock(mu_);
     if (!queued_.insert(job).second) return;
-    queue_.push_back({job, address, token});
+    queue_.push_back({job, address, token, std::move(tls)});
   }
   cv_.notify_one();
 }
@@ -62,7 +63,7 @@ void GrpcCoordinatorProgress::Loop() {
       queue_.pop_front();
       queued_.erase(request.job);
     }
-    auto stub = CoordinatorStub(request.address);
+    auto stub = CoordinatorStub(request.address, request.tls.get());
     grpc::ClientContext context;
     PrepareCoordinatorCall(context, request.token, rpc_timeout_);
     v1::KeyValueGetRequest get;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -18,6 +19,7 @@
 #include "api/v1alpha1/training_progress.h"
 #include "absl/base/thread_annotations.h"
 #include "coordinator/base/std_mutex.h"
+#include "operator/controller/coordinator_rpc.h"
 
 namespace tj::op {
 
@@ -25,9 +27,10 @@ class CoordinatorProgress {
  public:
   virtual ~CoordinatorProgress() = default;
   // Asks for a fresh read of the job's progress ("namespace/name") from `address` (podIP:2222)
-  // with the job's token. A read already queued for the job is not queued twice.
+  // with the job's token, over TLS with `tls` (null: plaintext). A read already queued for the job
+  // is not queued twice.
   virtual void Refresh(const std::string& job, const std::string& address,
-                       const std::string& token) = 0;
+                       const std::string& token, std::shared_ptr<const CoordinatorTls> tls) = 0;
   virtual std::optional<v1alpha1::TrainingProgress> Latest(const std::string& job) const = 0;
   // The job is gone: forget it.
   virtual void Forget(const std::string& job) = 0;
@@ -40,8 +43,8 @@ class GrpcCoordinatorProgress : public CoordinatorProgress {
   GrpcCoordinatorProgress(const GrpcCoordinatorProgress&) = delete;
   GrpcCoordinatorProgress& operator=(const GrpcCoordinatorProgress&) = delete;
 
-  void Refresh(const std::string& job, const std::string& address,
-               const std::string& token) override;
+  void Refresh(const std::string& job, const std::string& address, const std::string& token,
+               std::shared_ptr<const CoordinatorTls> tls) override;
   std::optional<v1alpha1::TrainingProgress> Latest(const std::string& job) const override;
   void Forget(const std::string& job) override;
 
@@ -53,6 +56,7 @@ class GrpcCoordinatorProgress : public CoordinatorProgress {
     std::string job;
     std::string address;
     std::string token;
+    std::shared_ptr<const CoordinatorTls> tls;
   };
   void Loop();
 

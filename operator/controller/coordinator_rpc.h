@@ -1,7 +1,8 @@
-// A call to one job's coordinator (its Coordination service) from the operator: a plain channel
-// and the job's control-role credential (derived from the job's secret, job_roles.h) on the call.
-// Not MakeRuntimeChannel: its interceptor adds the process's token, and the operator serves many
-// jobs, each with its own.
+// A call to one job's coordinator (its Coordination service) from the operator: the job's control-role
+// credential (derived from the job's secret, job_roles.h) on the call, and for a job whose pods run
+// TLS the job's CA and the operator's client certificate from the job's Secret (job_tls_secret.h).
+// Not MakeRuntimeChannel: its interceptor adds the process's token and its credentials are the
+// process's, and the operator serves many jobs, each with its own.
 #pragma once
 
 #include <memory>
@@ -16,9 +17,31 @@
 
 namespace tj::op {
 
-inline std::unique_ptr<v1::Coordination::Stub> CoordinatorStub(const std::string& address) {
-  return v1::Coordination::NewStub(
-      grpc::CreateChannel(ChannelTarget(address), grpc::InsecureChannelCredentials()));
+// The operator's side of a job's mutual TLS.
+struct CoordinatorTls {
+  std::string ca_pem;    // the job's CA: the only issuer the coordinator's certificate may have
+  std::string cert_pem;  // the job's control certificate (client use only)
+  std::string key_pem;
+  // The name the coordinator's certificate carries (its Service's DNS name, TF_CONFIG's chief):
+  // the operator dials the pod's IP.
+  std::string server_name;
+};
+
+// `tls` null: a plaintext channel (a job whose pods run without TLS).
+inline std::unique_ptr<v1::Coordination::Stub> CoordinatorStub(const std::string& address,
+                                                               const CoordinatorTls* tls) {
+  if (tls == nullptr) {
+    return v1::Coordination::NewStub(
+        grpc::CreateChannel(ChannelTarget(address), grpc::InsecureChannelCredentials()));
+  }
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = tls->ca_pem;
+  options.pem_cert_chain = tls->cert_pem;
+  options.pem_private_key = tls->key_pem;
+  grpc::ChannelArguments args;
+  args.SetSslTargetNameOverride(tls->server_name);
+  return v1::Coordination::NewStub(grpc::CreateCustomChannel(
+      ChannelTarget(address), grpc::SslCredentials(options), args));
 }
 
 // Deadline and "authorization: Bearer <control credential>" (none for a job that runs open).

@@ -35,6 +35,24 @@ const json* FindCondition(const json& object, const char* type) {
   return nullptr;
 }
 
+// Whether the pod mounts a TLS certificate from the job's Secret (replica_objects.cc): it serves
+// mutual TLS. Read from the volumes, not from TJ_TLS_DIR: the operator's pod cache drops env.
+bool MountsJobCertificate(const json& spec) {
+  const json* volumes = Child(spec, "volumes");
+  if (volumes == nullptr || !volumes->is_array()) return false;
+  const std::string certificate = absl::StrCat(v1alpha1::kJobTlsSubdir, "/tls.crt");
+  for (const json& volume : *volumes) {
+    if (StringAt(volume, "name") != v1alpha1::kJobTokenVolumeName) continue;
+    const json* secret = Child(volume, "secret");
+    const json* items = secret ? Child(*secret, "items") : nullptr;
+    if (items == nullptr || !items->is_array()) return false;
+    for (const json& item : *items) {
+      if (StringAt(item, "path") == certificate) return true;
+    }
+  }
+  return false;
+}
+
 std::optional<ReplicaType> ReplicaTypeFromLabel(const std::string& value) {
   for (ReplicaType type : v1alpha1::kReplicaTypes) {
     if (v1alpha1::ReplicaTypeLowerName(type) == value) return type;
@@ -88,7 +106,10 @@ absl::StatusOr<ObservedPod> ObservePod(const json& pod) {
   }
   out.key = ReplicaKey{*type, index};
 
-  if (const json* spec = Child(pod, "spec")) out.node_name = StringAt(*spec, "nodeName");
+  if (const json* spec = Child(pod, "spec")) {
+    out.node_name = StringAt(*spec, "nodeName");
+    out.tls = MountsJobCertificate(*spec);
+  }
   const json* status = Child(pod, "status");
   if (status) out.pod_ip = StringAt(*status, "podIP");
 

@@ -25,6 +25,9 @@ struct ObservedPod {
   Termination termination;                      // for kTerminated
   std::optional<absl::Time> finished_at;        // the trainer container's end, for kTerminated
   bool ready = false;
+  // It mounts its role's certificate from the job's Secret: it serves mutual TLS. False for pods
+  // of an operator before TLS, which serve plaintext until they are replaced.
+  bool tls = false;
   // Set when the pod is being deleted (metadata.deletionTimestamp): the time the kubelet kills it,
   // i.e. the deletion timestamp (already "now + grace" as the API server writes it).
   std::optional<absl::Time> deletion_deadline;

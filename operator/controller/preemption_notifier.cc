@@ -61,7 +61,7 @@ void GrpcPreemptionNotifier::Loop() {
 
 NoticeOutcome GrpcPreemptionNotifier::Deliver(const PreemptionNotice& notice) const {
   NoticeOutcome outcome{notice, absl::OkStatus(), false, ""};
-  auto stub = CoordinatorStub(notice.coordinator_address);
+  auto stub = CoordinatorStub(notice.coordinator_address, notice.tls.get());
   grpc::ClientContext context;
   PrepareCoordinatorCall(context, notice.token, options_.rpc_timeout);
   v1::PreemptionNoticeRequest request;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "absl/time/time.h"
 #include "absl/base/thread_annotations.h"
 #include "coordinator/base/std_mutex.h"
+#include "operator/controller/coordinator_rpc.h"
 
 namespace tj::op {
 
@@ -23,6 +25,7 @@ struct PreemptionNotice {
   std::string job;                  // "namespace/name", for logs and events
   std::string coordinator_address;  // "podIP:2222"
   std::string token;                // the job's RPC token (empty: the job runs open)
+  std::shared_ptr<const CoordinatorTls> tls;  // null: the coordinator serves plaintext
   std::string task_type;            // TF task type: "chief", "ps", "worker"
   int task_index = 0;
   std::string reason;         // e.g. "DisruptionTarget/EvictionByEvictionAPI", "Deleted"

@@ -18,6 +18,7 @@
 #include "jobcontrol/restart_decision.h"
 #include "jobcontrol/tf_config.h"
 #include "operator/controller/network_policy.h"
+#include "operator/controller/job_tls_secret.h"
 #include "operator/controller/pod_group.h"
 #include "operator/kube/api_error.h"
 #include "operator/kube/resource.h"
@@ -60,15 +61,34 @@ const ObservedPod* FindPod(const std::vector<ObservedPod>& pods, ReplicaKey key)
   return nullptr;
 }
 
-// "podIP:2222" of the running coordinator, or "".
-std::string CoordinatorAddress(const std::vector<ObservedPod>& pods) {
+// The running coordinator with an IP, or null.
+const ObservedPod* RunningCoordinator(const std::vector<ObservedPod>& pods) {
   for (const ObservedPod& pod : pods) {
     if (pod.key.type == ReplicaType::kCoordinator && pod.phase == ReplicaPhase::kRunning &&
         !pod.pod_ip.empty()) {
-      return absl::StrCat(pod.pod_ip, ":", v1alpha1::kTrainerPort);
+      return &pod;
     }
   }
-  return "";
+  return nullptr;
+}
+
+// "podIP:2222" of the running coordinator, or "".
+std::string CoordinatorAddress(const ObservedPod* coordinator) {
+  return coordinator == nullptr ? ""
+                                : absl::StrCat(coordinator->pod_ip, ":", v1alpha1::kTrainerPort);
+}
+
+// How the operator calls this coordinator: TLS with the job's control certificate when the pod
+// serves TLS, plaintext for a pod of an operator before TLS (null).
+std::shared_ptr<const CoordinatorTls> TlsFor(const std::string& job_key,
+                                             const ObservedPod* coordinator,
+                                             const std::shared_ptr<const CoordinatorTls>& tls) {
+  if (coordinator == nullptr || !coordinator->tls) return nullptr;
+  if (tls == nullptr) {
+    spdlog::warn("{}: {} serves TLS and the job's Secret has no control certificate", job_key,
+                 coordinator->name);
+  }
+  return tls;
 }
 
 absl::Duration GracePeriodOf(const v1alpha1::TrainingJob& job, ReplicaType type) {
@@ -208,41 +228,34 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   std::vector<ObservedPod>& pods = *observed;
   std::string create_failure;
   std::string token;
+  std::shared_ptr<const CoordinatorTls> control_tls;
   {
     StdMutexLock lock(mu_);
     JobMemory& memory = jobs_[key];
     memory.last_invalid_message.clear();
     create_failure = memory.create_failure;
     token = memory.token;
+    control_tls = memory.tls;
   }
+  // Whether the Secret holds the job's CA, so that pods made now can be given TLS.
+  bool secret_has_tls = control_tls != nullptr;
 
   if (JobFinished(status)) return ReconcileFinished(job_json, job, pods, now);
 
-  absl::StatusOr<std::optional<std::string>> cached_token = CachedToken(job);
-  if (!cached_token.ok()) return {cached_token.status(), std::nullopt};
-  if (cached_token->has_value()) token = **cached_token;
-  if (cached_token->has_value() && !token.empty()) {
-    // A Secret of an operator before role credentials: add them, or new pods (which mount their
-    // role's key) could not start.
-    const std::string name = v1alpha1::JobTokenSecretName(job.metadata.name);
-    absl::StatusOr<ObjectPtr> read = view_.Secret(NamespaceOf(job), name);
-    if (!read.ok()) return {read.status(), std::nullopt};
-    const ObjectPtr& secret = *read;
-    const json data = secret != nullptr && secret->contains("data") ? (*secret)["data"] : json();
-    if (secret != nullptr && data.is_object() && !data.contains(v1alpha1::kJobVerifiersSecretKey)) {
-      auto ref = kube::Resource("secrets", NamespaceOf(job), name);
-      if (!ref.ok()) return {ref.status(), std::nullopt};
-      auto patched = client_.MergePatch(*ref, {{"data", JobTokenSecretData(token)}});
-      if (!patched.ok()) return {patched.status(), std::nullopt};
-      view_.SecretWritten(*patched);
-    }
+  // Completed first when an older operator or a scale-up left it short (reconciler_secret.cc).
+  absl::StatusOr<std::optional<JobSecret>> cached = UpToDateSecret(job);
+  if (!cached.ok()) return {cached.status(), std::nullopt};
+  if (cached->has_value()) {
+    token = (*cached)->token;
+    secret_has_tls = !token.empty() && HasJobTls((*cached)->data);
+    control_tls = secret_has_tls ? ControlTlsFromSecret(job, (*cached)->data) : nullptr;
   }
 
   if (!creations_settled) {
     // Creates of this job are in flight: the cache may not show them yet, so nothing is decided
     // from it (a missing pod may be one being created). Their informer events (or answers)
     // bring the job back; the expiry is the safety net for a lost event.
-    SendNotices(job_json, job, pods, token, now);
+    SendNotices(job_json, job, pods, token, control_tls, now);
     std::optional<absl::Time> expires = expectations_.ExpiresAt(key);
     if (!expires) return {};  // observed meanwhile: its event requeued the job
     return {absl::OkStatus(), std::max(*expires - now, absl::Seconds(1))};
@@ -266,19 +279,24 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   }
 
   std::vector<Write> secret_writes;
-  if (!cached_token->has_value()) {
+  if (!cached->has_value()) {
     absl::StatusOr<std::string> fresh = GenerateJobToken();
     if (!fresh.ok()) return {fresh.status(), std::nullopt};
     token = *fresh;
+    absl::StatusOr<json> tls_data = NewJobTlsSecretData(job);
+    if (!tls_data.ok()) return {tls_data.status(), std::nullopt};
+    control_tls = ControlTlsFromSecret(job, *tls_data);
+    secret_has_tls = true;
     {
       StdMutexLock lock(mu_);
       jobs_[key].token = token;
+      jobs_[key].tls = control_tls;
     }
     const std::string name = v1alpha1::JobTokenSecretName(job.metadata.name);
     auto ref = kube::Resource("secrets", NamespaceOf(job));
     if (!ref.ok()) return {ref.status(), std::nullopt};
     secret_writes.push_back({absl::StrCat("secrets/", name), "secret",
-                             [this, ref = *ref, secret = BuildJobTokenSecret(job, token)] {
+                             [this, ref = *ref, secret = BuildJobTokenSecret(job, token, *tls_data)] {
                                return client_.Create(ref, secret);
                              },
                              /*urgent=*/true});
@@ -289,7 +307,7 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   absl::StatusOr<std::vector<Write>> service_writes = ServiceWrites(shared_job);
   if (!service_writes.ok()) return {service_writes.status(), std::nullopt};
 
-  const int new_preemptions = SendNotices(job_json, job, pods, token, now);
+  const int new_preemptions = SendNotices(job_json, job, pods, token, control_tls, now);
   std::optional<absl::Duration> requeue = ReplaceStuckPods(job_json, pods, now);
 
   // A PS that was disrupted makes the coordinator's next failure part of the same disruption.
@@ -326,7 +344,12 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   // whose TF_CONFIG cannot fit in an environment variable is refused before any pod is made.
   std::shared_ptr<const JobPods> job_pods;
   if (!decision.to_create.empty() || !decision.restarts.empty()) {
-    absl::StatusOr<std::shared_ptr<const JobPods>> built = JobPods::Create(shared_job);
+    // TLS for new pods once the Secret has the job's certificates, unless a pod of the job serves
+    // plaintext (made by an operator before TLS): replicas of one job must speak alike, so such a
+    // job runs plaintext until all of its pods are gone.
+    const bool tls_pods = secret_has_tls && std::all_of(pods.begin(), pods.end(),
+                                                        [](const ObservedPod& p) { return p.tls; });
+    absl::StatusOr<std::shared_ptr<const JobPods>> built = JobPods::Create(shared_job, tls_pods);
     if (!built.ok()) {
       return ReconcileInvalid(job_json, key,
                               absl::StrCat("spec.replicaSpecs: ", built.status().message()), now);
@@ -377,8 +400,11 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   update.create_failure = create_failure;
   if (first_reconcile && may_create_pods) update.requested = decision.to_create;
   if (options_.progress != nullptr) {
-    const std::string address = CoordinatorAddress(pods);
-    if (!address.empty()) options_.progress->Refresh(key, address, token);
+    const ObservedPod* coordinator = RunningCoordinator(pods);
+    if (coordinator != nullptr) {
+      options_.progress->Refresh(key, CoordinatorAddress(coordinator), token,
+                                 TlsFor(key, coordinator, control_tls));
+    }
     if (std::optional<v1alpha1::TrainingProgress> p = options_.progress->Latest(key)) {
       update.step = p->step;
       update.last_checkpoint_step = p->last_checkpoint_step;
@@ -413,7 +439,7 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
       ObservedPod notice_pod = *pod;
       notice_pod.disruption = "ScaleDown";
       const std::vector<ObservedPod> targets = {notice_pod};
-      SendNotices(job_json, job, pods, token, now, &targets);
+      SendNotices(job_json, job, pods, token, control_tls, now, &targets);
     }
     keep(DeletePod(
         job_json, job, *pod,
@@ -518,27 +544,7 @@ ReconcileResult Reconciler::ReconcileFinished(const json& job_json,
   return {};
 }
 
-absl::StatusOr<std::optional<std::string>> Reconciler::CachedToken(
-    const v1alpha1::TrainingJob& job) {
-  const std::string name = v1alpha1::JobTokenSecretName(job.metadata.name);
-  absl::StatusOr<ObjectPtr> read = view_.Secret(NamespaceOf(job), name);
-  if (!read.ok()) return read.status();
-  const ObjectPtr& secret = *read;
-  if (secret == nullptr) return std::nullopt;
-  if (!ControlledBy(*secret, job.metadata.uid.value_or(""))) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "secret \"", name, "\" in namespace \"", NamespaceOf(job),
-        "\" exists and is not owned by this TrainingJob; rename the job or delete the secret"));
-  }
-  const json& data = (*secret).contains("data") ? (*secret)["data"] : json();
-  std::string decoded;
-  if (data.is_object() && data.contains(v1alpha1::kJobTokenSecretKey) &&
-      data[v1alpha1::kJobTokenSecretKey].is_string() &&
-      absl::Base64Unescape(data[v1alpha1::kJobTokenSecretKey].get<std::string>(), &decoded)) {
-    return decoded;
-  }
-  return std::string();
-}
+
 
 absl::StatusOr<std::vector<Reconciler::Write>> Reconciler::ServiceWrites(
     const std::shared_ptr<const v1alpha1::TrainingJob>& shared_job) {
@@ -661,9 +667,11 @@ absl::Status Reconciler::EnsurePodGroup(const json& job_json, const v1alpha1::Tr
 
 int Reconciler::SendNotices(const json& job_json, const v1alpha1::TrainingJob& job,
                             const std::vector<ObservedPod>& pods, const std::string& token,
+                            const std::shared_ptr<const CoordinatorTls>& control_tls,
                             absl::Time now, const std::vector<ObservedPod>* targets) {
   int new_signals = 0;
-  const std::string coordinator_address = CoordinatorAddress(pods);
+  const ObservedPod* coordinator = RunningCoordinator(pods);
+  const std::string coordinator_address = CoordinatorAddress(coordinator);
   for (const ObservedPod& pod : targets != nullptr ? *targets : pods) {
     std::string signal = pod.disruption == "ScaleDown" ? pod.disruption : "";
     if (signal.empty()) {
@@ -689,6 +697,7 @@ int Reconciler::SendNotices(const json& job_json, const v1alpha1::TrainingJob& j
     notice.job = JobKey(job);
     notice.coordinator_address = coordinator_address;
     notice.token = token;
+    notice.tls = TlsFor(JobKey(job), coordinator, control_tls);
     notice.task_type = std::string(TfTaskType(pod.key.type));
     notice.task_index = pod.key.index;
     notice.reason = signal;

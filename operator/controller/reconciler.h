@@ -125,8 +125,10 @@ class Reconciler {
     nlohmann::json pod_group;  // BuildPodGroup's object as last created or confirmed
     std::string last_pod_group_problem;
     bool network_policy_confirmed = false;  // this process made or found the job's policy
-    // The token of a Secret whose create was dispatched and the cache does not show yet.
+    // The token and control certificate of a Secret whose create was dispatched and the cache does
+    // not show yet.
     std::string token;
+    std::shared_ptr<const CoordinatorTls> tls;
     // The last create the API server refused (Created False, FailedCreate), until one succeeds.
     std::string create_failure;
     // A first status write in flight: the resourceVersion it produced (once answered) and the
@@ -163,9 +165,23 @@ class Reconciler {
                                     const v1alpha1::TrainingJob& job,
                                     const std::vector<ObservedPod>& pods, absl::Time now);
 
-  // The job's token from its Secret in the cache: nullopt when there is none yet;
+  struct JobSecret {
+    std::string token;  // empty: the job runs open
+    nlohmann::json data = nlohmann::json::object();  // base64 values
+    std::string resource_version;
+  };
+  // The job's Secret as the cluster view shows it: nullopt when there is none yet;
   // FailedPrecondition when a Secret of that name is not the job's.
-  absl::StatusOr<std::optional<std::string>> CachedToken(const v1alpha1::TrainingJob& job);
+  absl::StatusOr<std::optional<JobSecret>> CachedSecret(const v1alpha1::TrainingJob& job);
+  // What the job's Secret lacks (merge-patch data; empty: nothing): the role credentials of an
+  // operator before them, the TLS material of one before TLS, a role certificate for replicas
+  // the job was scaled up to (job_tls_secret.h).
+  static absl::StatusOr<nlohmann::json> SecretUpgrade(const v1alpha1::TrainingJob& job,
+                                                      const std::string& token,
+                                                      const nlohmann::json& data);
+  // CachedSecret, completed with SecretUpgrade's keys by a merge patch when it lacks any
+  // (reconciler_secret.cc); what it returns is the Secret as patched.
+  absl::StatusOr<std::optional<JobSecret>> UpToDateSecret(const v1alpha1::TrainingJob& job);
   // With a gang scheduler: the job's PodGroup exists, controlled by the job, with the spec
   // BuildPodGroup gives (created, or its fields merge-patched back). Asks the API server only
   // when pods are about to be created or the PodGroup differs from the one last confirmed. A
@@ -179,7 +195,8 @@ class Reconciler {
   // how many disruption signals were new (each pod and signal counts once; a scale-down is not a
   // disruption).
   int SendNotices(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,
-                  const std::vector<ObservedPod>& pods, const std::string& token, absl::Time now,
+                  const std::vector<ObservedPod>& pods, const std::string& token,
+                  const std::shared_ptr<const CoordinatorTls>& control_tls, absl::Time now,
                   const std::vector<ObservedPod>* targets = nullptr);
   // Force-deletes pods stuck Terminating on a lost node; returns when the next one falls due.
   std::optional<absl::Duration> ReplaceStuckPods(const nlohmann::json& job_json,

@@ -147,7 +147,10 @@ void Reconciler::Finished(WriteBatch& batch, size_t index, const absl::StatusOr<
       StdMutexLock lock(mu_);
       auto it = jobs_.find(batch.key);  // gone: the job was deleted meanwhile
       if (it != jobs_.end()) {
-        if (w.kind == "secret") it->second.token.clear();
+        if (w.kind == "secret") {
+          it->second.token.clear();
+          it->second.tls.reset();
+        }
         if (!failure.empty()) it->second.create_failure = failure;
       }
     }

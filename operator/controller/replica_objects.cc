@@ -89,7 +89,7 @@ json ReplicaLabels(const v1alpha1::TrainingJob& job, ReplicaKey key) {
 }
 
 absl::StatusOr<std::shared_ptr<const JobPods>> JobPods::Create(
-    std::shared_ptr<const v1alpha1::TrainingJob> job) {
+    std::shared_ptr<const v1alpha1::TrainingJob> job, bool tls) {
   const ReplicaAddresses addresses = ClusterServiceAddresses(*job, v1alpha1::kTrainerPort);
   absl::StatusOr<TfConfigRenderer> tf_config = TfConfigRenderer::Create(*job, addresses);
   if (!tf_config.ok()) return tf_config.status();
@@ -97,7 +97,7 @@ absl::StatusOr<std::shared_ptr<const JobPods>> JobPods::Create(
   auto coordinator = addresses.find(ReplicaKey{ReplicaType::kCoordinator, 0});
   std::string coordinator_address = coordinator != addresses.end() ? coordinator->second : "";
   return std::shared_ptr<const JobPods>(
-      new JobPods(std::move(job), std::move(*tf_config), std::move(coordinator_address)));
+      new JobPods(std::move(job), std::move(*tf_config), std::move(coordinator_address), tls));
 }
 
 absl::StatusOr<json> BuildReplicaPod(const v1alpha1::TrainingJob& job, ReplicaKey key,
@@ -164,6 +164,10 @@ absl::StatusOr<json> BuildReplicaPod(const JobPods& pods, ReplicaKey key,
   injected.emplace_back(
       v1alpha1::env::kTokenVerifiersFile,
       absl::StrCat(v1alpha1::kJobTokenMountPath, "/", v1alpha1::kJobVerifiersSecretKey));
+  if (pods.tls()) {
+    injected.emplace_back(v1alpha1::env::kTlsDir,
+                          absl::StrCat(v1alpha1::kJobTokenMountPath, "/", v1alpha1::kJobTlsSubdir));
+  }
   if (key.type == ReplicaType::kCoordinator) {
     // Built when the pod is created: above every earlier coordinator pod's of the job.
     injected.emplace_back(v1alpha1::env::kCoordinatorGeneration,
@@ -187,13 +191,22 @@ absl::StatusOr<json> BuildReplicaPod(const JobPods& pods, ReplicaKey key,
                         {{"name", v1alpha1::kJobTokenVolumeName},
                          {"mountPath", v1alpha1::kJobTokenMountPath},
                          {"readOnly", true}});
+  json items = json::array({{{"key", role_key}, {"path", role_key}},
+                            {{"key", v1alpha1::kJobVerifiersSecretKey},
+                             {"path", v1alpha1::kJobVerifiersSecretKey}}});
+  if (pods.tls()) {
+    // The role's certificate under the names job_tls.h reads; never the CA's key, nor another
+    // role's or the operator's certificate.
+    const std::string dir = absl::StrCat(v1alpha1::kJobTlsSubdir, "/");
+    items.push_back({{"key", v1alpha1::kJobCaCertSecretKey}, {"path", dir + "ca.crt"}});
+    items.push_back({{"key", v1alpha1::JobCertSecretKey(role_key)}, {"path", dir + "tls.crt"}});
+    items.push_back({{"key", v1alpha1::JobKeySecretKey(role_key)}, {"path", dir + "tls.key"}});
+  }
   AddNamedUnlessPresent(pod_spec, "volumes",
                         {{"name", v1alpha1::kJobTokenVolumeName},
                          {"secret",
                           {{"secretName", v1alpha1::JobTokenSecretName(job.metadata.name)},
-                           {"items", json::array({{{"key", role_key}, {"path", role_key}},
-                                                  {{"key", v1alpha1::kJobVerifiersSecretKey},
-                                                   {"path", v1alpha1::kJobVerifiersSecretKey}}})},
+                           {"items", std::move(items)},
                            // Readable by a non-root trainer; the pod is the trust boundary.
                            {"defaultMode", 0444}}}});
 
@@ -242,14 +255,17 @@ json JobTokenSecretData(const std::string& token) {
   return data;
 }
 
-json BuildJobTokenSecret(const v1alpha1::TrainingJob& job, const std::string& token) {
+json BuildJobTokenSecret(const v1alpha1::TrainingJob& job, const std::string& token,
+                         const json& tls_data) {
+  json data = JobTokenSecretData(token);
+  data.update(tls_data);
   json labels = {{v1alpha1::kJobNameLabel, job.metadata.name}};
   return json{
       {"apiVersion", "v1"},
       {"kind", "Secret"},
       {"metadata", ObjectMetaFor(job, v1alpha1::JobTokenSecretName(job.metadata.name), labels)},
       {"type", "Opaque"},
-      {"data", JobTokenSecretData(token)}};
+      {"data", std::move(data)}};
 }
 
 json BuildJobNetworkPolicy(const v1alpha1::TrainingJob& job, const NetworkPolicyOptions& options) {

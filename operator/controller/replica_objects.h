@@ -1,6 +1,7 @@
 // The objects the operator creates for a job, built from its spec: one Pod and one headless
-// Service per replica ("<job>-<type>-<index>") and the Secret holding the job's RPC token. Pure
-// functions of the job (and the token), so a reconcile that runs twice builds the same objects.
+// Service per replica ("<job>-<type>-<index>") and the Secret holding the job's RPC token (and its
+// TLS certificates, job_tls_secret.h). Pure functions of the job (and the token), so a reconcile
+// that runs twice builds the same objects.
 #pragma once
 
 #include <map>
@@ -46,31 +47,36 @@ nlohmann::json ReplicaLabels(const v1alpha1::TrainingJob& job, ReplicaKey key);
 class JobPods {
  public:
   // InvalidArgument when a TF_CONFIG would not fit in an environment variable (naming the job and
-  // the replica).
+  // the replica). `tls`: the pods mount their role's certificate from the job's Secret and serve
+  // mutual TLS (TJ_TLS_DIR).
   static absl::StatusOr<std::shared_ptr<const JobPods>> Create(
-      std::shared_ptr<const v1alpha1::TrainingJob> job);
+      std::shared_ptr<const v1alpha1::TrainingJob> job, bool tls = true);
 
   const v1alpha1::TrainingJob& job() const { return *job_; }
   const TfConfigRenderer& tf_config() const { return tf_config_; }
   const std::string& coordinator_address() const { return coordinator_address_; }
+  bool tls() const { return tls_; }
 
  private:
   JobPods(std::shared_ptr<const v1alpha1::TrainingJob> job, TfConfigRenderer tf_config,
-          std::string coordinator_address)
+          std::string coordinator_address, bool tls)
       : job_(std::move(job)),
         tf_config_(std::move(tf_config)),
-        coordinator_address_(std::move(coordinator_address)) {}
+        coordinator_address_(std::move(coordinator_address)),
+        tls_(tls) {}
 
   std::shared_ptr<const v1alpha1::TrainingJob> job_;
   TfConfigRenderer tf_config_;
   std::string coordinator_address_;
+  bool tls_;
 };
 
 // The replica's Pod: the replica type's template (every field the user wrote kept) with the
 // operator's name, namespace, labels, ownerReference; restartPolicy Never (the operator decides
 // restarts, so backoffLimit counts every one); hostname and subdomain; the trainer container (the
 // first) given the job environment (TF_CONFIG, TJ_*; these win over same-named user variables),
-// the trainer port and the job token volume. InvalidArgument when the template has no container.
+// the trainer port and the job token volume (with the job's CA and the role's certificate, and
+// TJ_TLS_DIR, when pods.tls()). InvalidArgument when the template has no container.
 absl::StatusOr<nlohmann::json> BuildReplicaPod(const JobPods& pods, ReplicaKey key,
                                                const PodBuildOptions& options = {});
 // The same for one pod (builds the JobPods).
@@ -83,8 +89,10 @@ nlohmann::json BuildReplicaService(const v1alpha1::TrainingJob& job, ReplicaKey 
 
 // The Secret's data (base64): the job's secret and every role's credential and the verifiers.
 nlohmann::json JobTokenSecretData(const std::string& token);
-// The job's token Secret (v1alpha1::JobTokenSecretName).
-nlohmann::json BuildJobTokenSecret(const v1alpha1::TrainingJob& job, const std::string& token);
+// The job's token Secret (v1alpha1::JobTokenSecretName): the token's data and `tls_data`
+// (job_tls_secret.h's NewJobTlsSecretData; an empty object for none).
+nlohmann::json BuildJobTokenSecret(const v1alpha1::TrainingJob& job, const std::string& token,
+                                   const nlohmann::json& tls_data);
 
 // The job's NetworkPolicy, named as the job and owned by it: it selects the job's pods (the
 // job-name label) and admits, on every port, the job's pods, and on the trainer port (2222),

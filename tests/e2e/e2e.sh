@@ -3,7 +3,8 @@
 # of tests/kube-test-cluster/, the test-only node agent standing in for the kubelet, `helm install`
 # of helm/trainingjob-operator, tj-operator running in-cluster as a pod under the chart's
 # ServiceAccount, `kubectl apply -f examples/digits.yaml`, the training really running as pods that
-# find each other by Service name, then fault scenarios, each ending Succeeded.
+# find each other by Service name over mutual TLS (the operator's default, with certificates it
+# issues per job), then fault scenarios, each ending Succeeded.
 #
 #   tests/e2e/e2e.sh                      # every scenario (ctest tj_e2e_test), ~2.5 min
 #   TJ_E2E_QUICK=1 tests/e2e/e2e.sh       # without the node agent restart (~1 min of waiting for
@@ -334,11 +335,28 @@ EOF2
   kc delete pod resolver --wait=false >/dev/null
 }
 
+# Every job runs mutual TLS (the operator's default): its replicas mount the job's CA and their
+# role's certificate from its Secret and are given TJ_TLS_DIR. The training itself shows that they
+# reach each other (servers refuse any client without a certificate of the job's CA).
+tls_check() { # <job>
+  local pod envs items
+  for pod in "$1-coordinator-0" "$1-ps-0" "$1-worker-0"; do
+    envs="$(kc get pod "$pod" -o jsonpath='{.spec.containers[0].env[?(@.name=="TJ_TLS_DIR")].value}')"
+    [[ -n "$envs" ]] || fail "pod $pod has no TJ_TLS_DIR"
+    items="$(kc get pod "$pod" -o jsonpath='{.spec.volumes[?(@.name=="tj-job-token")].secret.items[*].path}')"
+    [[ "$items" == *tls/ca.crt*tls/tls.crt*tls/tls.key* ]] || fail "pod $pod does not mount its certificate: $items"
+  done
+  [[ -n "$(kc get secret "$1-job-token" -o jsonpath='{.data.ca\.key}')" ]] || fail "secret $1-job-token holds no CA"
+  log "ok: $1's pods run mutual TLS with the job's certificates (TJ_TLS_DIR=$envs)"
+}
+operator_log() { cat "$wd"/root/pods/tj-system_*/logs/operator/*.log 2>/dev/null; }
+
 # A worker pod deleted mid-training: the operator recreates it, training goes on.
 scenario_worker() {
   local job=digits-worker
   variant "$job" 20 | kc apply -f - >/dev/null
   wait_for 90 "$job training (step >= 90)" coord_trained "$job" 90
+  tls_check "$job"
   service_names_resolve "$job"
   coordinator_metrics_check "$job"
   local uid
@@ -349,6 +367,12 @@ scenario_worker() {
   check_accuracy "$job"
   expect_eq "$job steps" "$(coord_log "$job" | grep -oE 'final: [0-9]+ steps' | tail -1)" "final: 900 steps"
   [[ "$(kc get pod "$job-worker-0" -o jsonpath='{.metadata.uid}' 2>/dev/null)" != "$uid" ]] || fail "worker-0 was not recreated"
+  # The operator's notice about the deleted worker, and its progress reads, reached the
+  # coordinator over mutual TLS (its control certificate; a plaintext call gets no connection).
+  operator_log | grep -q "default/$job: notice for worker 0 (" ||
+    fail "the operator's notice about worker 0 did not reach the coordinator of $job"
+  log "ok: operator delivered over TLS: $(operator_log | grep -m1 -oE "default/$job: notice for worker 0 .*")"
+  expect_ge "$job status.step (the operator's progress reads over TLS)" "$(status_field "$job" step)" 90
   # the deletion is a disruption (a notice), not a failure counted against backoffLimit
   expect_counters "$job" '{"preemptions":1,"restartCount":0,"coordinatorRestarts":0}'
   delete_job "$job"

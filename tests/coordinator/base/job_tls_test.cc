@@ -1,5 +1,6 @@
 // Optional TLS for the job's channels: certificates generated per job, servers that serve TLS,
-// runtime channels that verify the job's CA, and a plaintext or foreign client refused.
+// runtime channels that verify the job's CA, and a plaintext client, a client without a
+// certificate and one with another job's certificate refused (mutual TLS).
 #include "coordinator/base/job_tls.h"
 
 #include <gmock/gmock.h>
@@ -60,6 +61,30 @@ TEST_F(JobTlsTest, ServersServeTlsAndOnlyTheJobsChannelsGetThrough) {
       grpc::CreateChannel("ipv4:" + (*server)->address(), grpc::SslCredentials(options)), 0,
       (*server)->address(), {absl::Seconds(2)});
   EXPECT_FALSE(stranger.Health().ok());
+
+  // Mutual TLS: a client that trusts the job's CA but presents no certificate, or one of another
+  // job's CA, gets no connection.
+  grpc::SslCredentialsOptions anonymous_options;
+  anonymous_options.pem_root_certs = tls->ca_pem;
+  PsClient anonymous(grpc::CreateChannel("ipv4:" + (*server)->address(),
+                                         grpc::SslCredentials(anonymous_options)),
+                     0, (*server)->address(), {absl::Seconds(2)});
+  EXPECT_EQ(anonymous.Health().status().code(), absl::StatusCode::kUnavailable);
+  grpc::SslCredentialsOptions impostor_options = anonymous_options;
+  impostor_options.pem_cert_chain = foreign->cert_pem;
+  impostor_options.pem_private_key = foreign->key_pem;
+  PsClient impostor(grpc::CreateChannel("ipv4:" + (*server)->address(),
+                                        grpc::SslCredentials(impostor_options)),
+                    0, (*server)->address(), {absl::Seconds(2)});
+  EXPECT_EQ(impostor.Health().status().code(), absl::StatusCode::kUnavailable);
+  // The same channel settings with the job's own certificate are served.
+  grpc::SslCredentialsOptions member_options = anonymous_options;
+  member_options.pem_cert_chain = tls->cert_pem;
+  member_options.pem_private_key = tls->key_pem;
+  PsClient member(grpc::CreateChannel("ipv4:" + (*server)->address(),
+                                      grpc::SslCredentials(member_options)),
+                  0, (*server)->address(), {absl::Seconds(2)});
+  EXPECT_TRUE(member.Health().ok()) << member.Health().status();
   (*server)->Shutdown(absl::ZeroDuration());
 }
 

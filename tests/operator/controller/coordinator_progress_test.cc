@@ -48,12 +48,12 @@ class CoordinatorProgressTest : public ::testing::Test {
 TEST_F(CoordinatorProgressTest, ReadsThePublishedProgress) {
   GrpcCoordinatorProgress progress;
   Publish(120, 100);
-  progress.Refresh("ml/digits", address_, "job-secret");
+  progress.Refresh("ml/digits", address_, "job-secret", nullptr);
   ASSERT_TRUE(testing::WaitFor([&] { return progress.Latest("ml/digits").has_value(); }));
   EXPECT_EQ(progress.Latest("ml/digits")->step, 120);
   EXPECT_EQ(progress.Latest("ml/digits")->last_checkpoint_step, 100);
   Publish(450, 450);
-  progress.Refresh("ml/digits", address_, "job-secret");
+  progress.Refresh("ml/digits", address_, "job-secret", nullptr);
   ASSERT_TRUE(testing::WaitFor([&] { return progress.Latest("ml/digits")->step == 450; }));
   progress.Forget("ml/digits");
   EXPECT_FALSE(progress.Latest("ml/digits").has_value());
@@ -61,12 +61,12 @@ TEST_F(CoordinatorProgressTest, ReadsThePublishedProgress) {
 
 TEST_F(CoordinatorProgressTest, AWrongTokenOrNothingPublishedLeavesNoProgress) {
   GrpcCoordinatorProgress progress;
-  progress.Refresh("ml/empty", address_, "job-secret");  // nothing published yet
+  progress.Refresh("ml/empty", address_, "job-secret", nullptr);  // nothing published yet
   ASSERT_TRUE(testing::WaitFor([&] { return progress.reads() == 1; }));
   Publish(7, 0);
-  progress.Refresh("ml/other", address_, "not-the-token");
+  progress.Refresh("ml/other", address_, "not-the-token", nullptr);
   // A third read, for a job with a valid token, orders the wait: reads are served in order.
-  progress.Refresh("ml/ok", address_, "job-secret");
+  progress.Refresh("ml/ok", address_, "job-secret", nullptr);
   ASSERT_TRUE(testing::WaitFor([&] { return progress.Latest("ml/ok").has_value(); }));
   EXPECT_FALSE(progress.Latest("ml/other").has_value());
   EXPECT_FALSE(progress.Latest("ml/empty").has_value());

@@ -3,6 +3,8 @@
 #include "operator/controller/observed_pod.h"
 
 #include "gtest/gtest.h"
+#include "operator/controller/replica_objects.h"
+#include "tests/operator/controller/controller_test_jobs.h"
 
 namespace tj::op {
 namespace {
@@ -43,6 +45,22 @@ TEST(ObservedPodTest, ReadsReplicaFromLabels) {
   EXPECT_EQ(pod->phase, ReplicaPhase::kRunning);
   EXPECT_EQ(pod->pod_ip, "10.0.0.7");
   EXPECT_EQ(pod->node_name, "n1");
+}
+
+// Whether a pod serves TLS is read from its volumes: the operator's pod cache drops every env.
+TEST(ObservedPodTest, APodMountingItsCertificateServesTlsEvenWithItsEnvDropped) {
+  auto job =
+      std::make_shared<const v1alpha1::TrainingJob>(testing::LoadJob(testing::SmallJobYaml()));
+  for (bool tls : {true, false}) {
+    auto pods = JobPods::Create(job, tls);
+    ASSERT_TRUE(pods.ok()) << pods.status();
+    auto pod = BuildReplicaPod(**pods, {ReplicaType::kCoordinator, 0});
+    ASSERT_TRUE(pod.ok()) << pod.status();
+    (*pod)["spec"]["containers"][0].erase("env");  // as the informer's transform does
+    auto observed = ObservePod(*pod);
+    ASSERT_TRUE(observed.ok()) << observed.status();
+    EXPECT_EQ(observed->tls, tls);
+  }
 }
 
 TEST(ObservedPodTest, BadLabelsAreAnErrorNamingTheLabel) {

@@ -14,15 +14,20 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "api/v1alpha1/decode.h"
 #include "api/v1alpha1/status_json.h"
 #include "api/v1alpha1/yaml_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "coordinator/base/job_certificates.h"
+#include "coordinator/base/job_roles.h"
 #include "operator/controller/cluster_view.h"
 #include "operator/controller/pod_group.h"
 #include "operator/controller/reconciler.h"
+#include "operator/controller/replica_objects.h"
 #include "operator/controller/write_executor.h"
 #include "operator/kube/cpprest_transport.h"
 #include "operator/kube/kube_client_impl.h"
@@ -82,10 +87,11 @@ class RecordingNotifier : public PreemptionNotifier {
 // What the coordinator would publish, without a coordinator.
 class FixedProgress : public CoordinatorProgress {
  public:
-  void Refresh(const std::string& job, const std::string& address,
-               const std::string& token) override {
+  void Refresh(const std::string& job, const std::string& address, const std::string& token,
+               std::shared_ptr<const CoordinatorTls> tls) override {
     std::lock_guard<std::mutex> lock(mu_);
-    refreshed_ = job + " " + address + " " + (token.empty() ? "no token" : "token");
+    refreshed_ = job + " " + address + " " + (token.empty() ? "no token" : "token") + " " +
+                 (tls ? "tls " + tls->server_name : "plaintext");
   }
   std::optional<v1alpha1::TrainingProgress> Latest(const std::string& job) const override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -339,6 +345,20 @@ class ReconcilerIntegrationTest : public ::testing::Test {
   void AllRunning() {
     for (const auto& [name, pod] : Pods()) SetRunning(name);
   }
+  json Secret() {
+    auto secret = client_->Get(*kube::Resource("secrets", ns_, "digits-job-token"));
+    EXPECT_TRUE(secret.ok()) << secret.status();
+    return secret.ok() ? (*secret)["data"] : json::object();
+  }
+  // A key of the job's Secret, decoded ("" when absent).
+  std::string SecretValue(const std::string& key) {
+    const json data = Secret();
+    std::string decoded;
+    if (!data.contains(key) || !absl::Base64Unescape(data[key].get<std::string>(), &decoded)) {
+      return "";
+    }
+    return decoded;
+  }
 
   std::unique_ptr<kube::KubeClient> client_;
   std::unique_ptr<DirectClusterView> view_;
@@ -579,7 +599,8 @@ TEST_F(ReconcilerIntegrationTest, ReportsTheCoordinatorsStepAndComesBackForMore)
   SetRunning("digits-coordinator-0", "127.0.0.46");
   progress_.Set(300, 250);
   ReconcileResult running = Reconcile();
-  EXPECT_EQ(progress_.refreshed(), ns_ + "/digits 127.0.0.46:2222 token");
+  EXPECT_EQ(progress_.refreshed(),
+            ns_ + "/digits 127.0.0.46:2222 token tls digits-coordinator-0." + ns_ + ".svc");
   const json status = Job()["status"];
   EXPECT_EQ(status["step"], 300);
   EXPECT_EQ(status["lastCheckpointStep"], 250);
@@ -649,6 +670,12 @@ TEST_F(ReconcilerIntegrationTest, DisruptionTargetReachesTheCoordinatorOnceAndIs
   EXPECT_EQ(notices[0].task_index, 0);
   EXPECT_EQ(notices[0].reason, "DisruptionTarget/EvictionByEvictionAPI");
   EXPECT_FALSE(notices[0].token.empty()) << "the job's token authenticates the notice";
+  // Over mutual TLS: the job's CA, the operator's client certificate, the coordinator's name.
+  ASSERT_NE(notices[0].tls, nullptr);
+  EXPECT_EQ(notices[0].tls->ca_pem, SecretValue("ca.crt"));
+  EXPECT_EQ(notices[0].tls->cert_pem, SecretValue("control.crt"));
+  EXPECT_EQ(notices[0].tls->key_pem, SecretValue("control.key"));
+  EXPECT_EQ(notices[0].tls->server_name, "digits-coordinator-0." + ns_ + ".svc");
   EXPECT_EQ(Job()["status"]["preemptions"], 1);
 
   // The PS is killed (SIGTERM) and the coordinator exits with the restart code right after: the
@@ -729,6 +756,159 @@ TEST_F(ReconcilerIntegrationTest, APodStuckTerminatingOnALostNodeIsForceDeletedA
 
   kube::DeleteOptions now;
   ASSERT_TRUE(client_->Delete(*kube::Resource("nodes", "", node_name), now).ok());
+// Whether a pod's trainer runs TLS, and which Secret keys its volume mounts (key -> path).
+bool PodHasTlsDir(const json& pod) {
+  for (const json& env : pod["spec"]["containers"][0]["env"]) {
+    if (env["name"] == "TJ_TLS_DIR") return true;
+  }
+  return false;
+}
+std::map<std::string, std::string> MountedKeys(const json& pod) {
+  std::map<std::string, std::string> out;
+  for (const json& volume : pod["spec"]["volumes"]) {
+    if (volume["name"] != "tj-job-token") continue;
+    for (const json& item : volume["secret"]["items"]) out[item["key"]] = item["path"];
+  }
+  return out;
+}
+
+// A new job's Secret holds its CA, a certificate per role naming that role's Services, and the
+// operator's control certificate; each pod mounts the CA and its own role's pair only (never the
+// CA's key) and is given TJ_TLS_DIR. Scaling up re-issues the role's certificate from the same CA.
+TEST_F(ReconcilerIntegrationTest, EachJobGetsItsOwnCaAndEachPodItsRolesCertificate) {
+  CreateJob();
+  Reconcile();
+  const std::string ca = SecretValue("ca.crt");
+  ASSERT_THAT(ca, HasSubstr("BEGIN CERTIFICATE"));
+  EXPECT_THAT(SecretValue("ca.key"), HasSubstr("PRIVATE KEY"));
+  auto names = [&](const std::string& role) {
+    auto dns = CertificateDnsNames(SecretValue(role + ".crt"));
+    EXPECT_TRUE(dns.ok()) << role << ": " << dns.status();
+    return dns.ok() ? *dns : std::vector<std::string>();
+  };
+  const std::string svc = "." + ns_ + ".svc";
+  EXPECT_THAT(names("coordinator"), ::testing::ElementsAre("digits-coordinator-0" + svc));
+  EXPECT_THAT(names("ps"), ::testing::ElementsAre("digits-ps-0" + svc));
+  EXPECT_THAT(names("worker"),
+              ::testing::ElementsAre("digits-worker-0" + svc, "digits-worker-1" + svc));
+  EXPECT_THAT(SecretValue("control.key"), HasSubstr("PRIVATE KEY"));
+  EXPECT_TRUE(names("control").empty()) << "the operator's certificate is a client's";
+
+  const std::map<std::string, json> pods = Pods();
+  ASSERT_EQ(pods.size(), 4u);
+  for (const auto& [name, pod] : pods) {
+    EXPECT_TRUE(PodHasTlsDir(pod)) << name;
+    const std::string role = pod["metadata"]["labels"]["trainingjob.dev/replica-type"];
+    EXPECT_EQ(MountedKeys(pod),
+              (std::map<std::string, std::string>{{role, role},
+                                                  {"verifiers", "verifiers"},
+                                                  {"ca.crt", "tls/ca.crt"},
+                                                  {role + ".crt", "tls/tls.crt"},
+                                                  {role + ".key", "tls/tls.key"}}))
+        << name;
+  }
+
+  // Another job in the namespace: another CA.
+  CreateJob(6, "", "other");
+  Reconcile("other");
+  auto other = client_->Get(*kube::Resource("secrets", ns_, "other-job-token"));
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_NE((*other)["data"]["ca.crt"], Secret()["ca.crt"]);
+
+  // Scaled up: the worker certificate names the new worker, from the same CA; the others stay.
+  const json before = Secret();
+  auto scaled = client_->MergePatch(
+      *kube::Resource("trainingjobs", ns_, "digits"),
+      {{"spec", {{"replicaSpecs", {{"Worker", {{"replicas", 3}}}}}}}});
+  ASSERT_TRUE(scaled.ok()) << scaled.status();
+  Reconcile();
+  EXPECT_THAT(names("worker"), ::testing::ElementsAre("digits-worker-0" + svc,
+                                                      "digits-worker-1" + svc,
+                                                      "digits-worker-2" + svc));
+  const json after = Secret();
+  for (const char* same : {"ca.crt", "ca.key", "ps.crt", "coordinator.crt", "control.crt"}) {
+    EXPECT_EQ(after[same], before[same]) << same;
+  }
+  EXPECT_TRUE(Pods().contains("digits-worker-2"));
+}
+
+// A Secret of an operator before TLS (and before role credentials: the token only) is completed
+// by a patch, keeping its token. Pods it made serve plaintext, so the job's new pods do too, and
+// the operator reads progress in plaintext; once all of its pods are gone (suspended here), its
+// pods run TLS.
+TEST_F(ReconcilerIntegrationTest, AnOlderOperatorsSecretIsUpgradedAndItsJobSwitchesToTlsWhole) {
+  CreateJob();
+  const v1alpha1::TrainingJob job = v1alpha1::DecodeTrainingJob(Job()).job;
+  json old_secret = BuildJobTokenSecret(job, "older-operators-secret", json::object());
+  old_secret["data"] = {{"token", old_secret["data"]["token"]}};
+  ASSERT_TRUE(client_->Create(*kube::Resource("secrets", ns_), old_secret).ok());
+  auto plaintext_pods = JobPods::Create(std::make_shared<const v1alpha1::TrainingJob>(job), false);
+  ASSERT_TRUE(plaintext_pods.ok());
+  auto old_pod = BuildReplicaPod(**plaintext_pods, {ReplicaType::kWorker, 0});
+  ASSERT_TRUE(old_pod.ok());
+  ASSERT_TRUE(client_->Create(*kube::Resource("pods", ns_), *old_pod).ok());
+
+  Reconcile();
+  EXPECT_EQ(SecretValue("token"), "older-operators-secret");
+  EXPECT_EQ(SecretValue("verifiers"),
+            FormatRoleVerifiers(DeriveRoleVerifiers("older-operators-secret")));
+  EXPECT_THAT(SecretValue("ca.crt"), HasSubstr("BEGIN CERTIFICATE"));
+  EXPECT_THAT(SecretValue("worker.crt"), HasSubstr("BEGIN CERTIFICATE"));
+  EXPECT_THAT(SecretValue("control.crt"), HasSubstr("BEGIN CERTIFICATE"));
+  const std::string ca = SecretValue("ca.crt");
+  std::map<std::string, json> pods = Pods();
+  ASSERT_EQ(pods.size(), 4u);
+  for (const auto& [name, pod] : pods) {
+    EXPECT_FALSE(PodHasTlsDir(pod)) << name << ": the job's worker-0 serves plaintext";
+  }
+  AllRunning();
+  SetRunning("digits-coordinator-0", "127.0.0.47");
+  Reconcile();
+  EXPECT_EQ(progress_.refreshed(), ns_ + "/digits 127.0.0.47:2222 token plaintext");
+
+  auto patched = client_->MergePatch(*kube::Resource("trainingjobs", ns_, "digits"),
+                                     {{"spec", {{"runPolicy", {{"suspend", true}}}}}});
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  Reconcile();
+  ASSERT_TRUE(Pods().empty());
+  patched = client_->MergePatch(*kube::Resource("trainingjobs", ns_, "digits"),
+                                {{"spec", {{"runPolicy", {{"suspend", false}}}}}});
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  Reconcile();
+  pods = Pods();
+  ASSERT_EQ(pods.size(), 4u);
+  for (const auto& [name, pod] : pods) EXPECT_TRUE(PodHasTlsDir(pod)) << name;
+  EXPECT_EQ(SecretValue("ca.crt"), ca) << "upgraded once: the CA stays";
+}
+
+// A view whose Secret is an old copy: the cache of an operator lagging its own patch.
+class StaleSecretView : public DirectClusterView {
+ public:
+  StaleSecretView(kube::KubeClient& client, json stale)
+      : DirectClusterView(client), stale_(std::make_shared<const json>(std::move(stale))) {}
+  ObjectPtr Secret(const std::string&, const std::string&) override { return stale_; }
+
+ private:
+  ObjectPtr stale_;
+};
+
+// The upgrade patch is made on the Secret as read (its resourceVersion): a reconcile that reads a
+// copy from before an earlier upgrade is refused (Conflict) instead of giving the job a second CA.
+TEST_F(ReconcilerIntegrationTest, AStaleReadOfTheSecretNeverMakesASecondCa) {
+  CreateJob();
+  const v1alpha1::TrainingJob job = v1alpha1::DecodeTrainingJob(Job()).job;
+  json old_secret = BuildJobTokenSecret(job, "older-operators-secret", json::object());
+  auto created = client_->Create(*kube::Resource("secrets", ns_), old_secret);
+  ASSERT_TRUE(created.ok()) << created.status();
+  Reconcile();
+  const std::string ca = SecretValue("ca.crt");
+  ASSERT_FALSE(ca.empty());
+
+  StaleSecretView stale(*client_, *created);
+  Reconciler lagging(stale, *client_, notifier_, events_, {});
+  const ReconcileResult result = lagging.Reconcile(ns_ + "/digits");
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kAborted) << result.status;
+  EXPECT_EQ(SecretValue("ca.crt"), ca);
 }
 
 TEST_F(ReconcilerIntegrationTest, SuspendDeletesThePodsAndResumeRecreatesThem) {

@@ -87,6 +87,7 @@ TEST(ReplicaObjectsTest, TrainerGetsTheEnvironmentContractAndItWinsOverUserValue
             std::string(v1alpha1::kJobTokenMountPath) + "/coordinator");
   EXPECT_EQ(EnvValue(trainer, "TJ_TOKEN_VERIFIERS_FILE"),
             std::string(v1alpha1::kJobTokenMountPath) + "/verifiers");
+  EXPECT_EQ(EnvValue(trainer, "TJ_TLS_DIR"), std::string(v1alpha1::kJobTokenMountPath) + "/tls");
   uint64_t generation = 0;
   EXPECT_TRUE(absl::SimpleAtoi(EnvValue(trainer, "TJ_COORDINATOR_GENERATION"), &generation));
   EXPECT_GT(generation, 0u);
@@ -101,8 +102,12 @@ TEST(ReplicaObjectsTest, TrainerGetsTheEnvironmentContractAndItWinsOverUserValue
   for (const json& v : (*pod)["spec"]["volumes"]) {
     if (v["secret"]["secretName"] != "digits-job-token") continue;
     volume = true;
+    // And the job's CA and its role's certificate, where TJ_TLS_DIR points; never the CA's key.
     EXPECT_EQ(v["secret"]["items"], json::parse(R"([{"key": "coordinator", "path": "coordinator"},
-                              {"key": "verifiers", "path": "verifiers"}])"));
+                              {"key": "verifiers", "path": "verifiers"},
+                              {"key": "ca.crt", "path": "tls/ca.crt"},
+                              {"key": "coordinator.crt", "path": "tls/tls.crt"},
+                              {"key": "coordinator.key", "path": "tls/tls.key"}])"));
   }
   EXPECT_TRUE(volume);
   EXPECT_EQ((*pod)["spec"]["terminationGracePeriodSeconds"], 20);  // honoured as written
@@ -144,7 +149,7 @@ TEST(ReplicaObjectsTest, HeadlessServiceSelectsExactlyTheReplica) {
 
 TEST(ReplicaObjectsTest, TokenSecretHoldsTheTokenBase64) {
   const v1alpha1::TrainingJob job = testing::LoadJob(testing::SmallJobYaml());
-  const json secret = BuildJobTokenSecret(job, "s3cr3t");
+  const json secret = BuildJobTokenSecret(job, "s3cr3t", json{{"ca.crt", "Q0E="}});
   EXPECT_EQ(secret["metadata"]["name"], "digits-job-token");
   std::string decoded;
   ASSERT_TRUE(absl::Base64Unescape(secret["data"]["token"].get<std::string>(), &decoded));
@@ -158,6 +163,23 @@ TEST(ReplicaObjectsTest, TokenSecretHoldsTheTokenBase64) {
   ASSERT_TRUE(absl::Base64Unescape(secret["data"]["verifiers"].get<std::string>(), &decoded));
   EXPECT_EQ(decoded, FormatRoleVerifiers(DeriveRoleVerifiers("s3cr3t")));
   EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["name"], "digits");
+  EXPECT_EQ(secret["data"]["ca.crt"], "Q0E=") << "the TLS data given";
+}
+
+// A job whose pods run plaintext (an operator before TLS made some): no certificate mounted, no
+// TJ_TLS_DIR.
+TEST(ReplicaObjectsTest, PlaintextPodsMountNoCertificate) {
+  auto job =
+      std::make_shared<const v1alpha1::TrainingJob>(testing::LoadJob(testing::SmallJobYaml()));
+  auto pods = JobPods::Create(job, /*tls=*/false);
+  ASSERT_TRUE(pods.ok()) << pods.status();
+  auto pod = BuildReplicaPod(**pods, {ReplicaType::kPs, 0});
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  EXPECT_EQ(EnvValue((*pod)["spec"]["containers"][0], "TJ_TLS_DIR"), "");
+  for (const json& v : (*pod)["spec"]["volumes"]) {
+    if (v["name"] != "tj-job-token") continue;
+    EXPECT_EQ(v["secret"]["items"].size(), 2u) << v.dump();
+  }
 }
 
 // The pods of one reconcile share one JobPods: the same pods as built one by one, and a job whose
