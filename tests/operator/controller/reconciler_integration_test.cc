@@ -756,6 +756,8 @@ TEST_F(ReconcilerIntegrationTest, APodStuckTerminatingOnALostNodeIsForceDeletedA
 
   kube::DeleteOptions now;
   ASSERT_TRUE(client_->Delete(*kube::Resource("nodes", "", node_name), now).ok());
+}
+
 // Whether a pod's trainer runs TLS, and which Secret keys its volume mounts (key -> path).
 bool PodHasTlsDir(const json& pod) {
   for (const json& env : pod["spec"]["containers"][0]["env"]) {
@@ -886,7 +888,9 @@ class StaleSecretView : public DirectClusterView {
  public:
   StaleSecretView(kube::KubeClient& client, json stale)
       : DirectClusterView(client), stale_(std::make_shared<const json>(std::move(stale))) {}
-  ObjectPtr Secret(const std::string&, const std::string&) override { return stale_; }
+  absl::StatusOr<ObjectPtr> Secret(const std::string&, const std::string&) override {
+    return stale_;
+  }
 
  private:
   ObjectPtr stale_;
