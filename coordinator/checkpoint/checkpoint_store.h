@@ -35,6 +35,8 @@ struct Checkpoint {
   std::vector<ManifestShard> shards;
 
   std::string ShardPath(std::string_view name) const;
+  // Where `shard` is: in this checkpoint's directory, or in an earlier one's (checkpoint_step).
+  std::string FilePath(const ManifestShard& shard) const;
 };
 
 // A checkpoint directory as found on disk, before any verification.
@@ -84,8 +86,12 @@ class CheckpointStore {
  private:
   friend class CheckpointWriter;
   // Retention after `committed_step` was committed: committed checkpoints beyond the newest keep()
-  // (never `committed_step` itself) and incomplete directories older than the newest committed one.
+  // (never `committed_step` itself, nor one holding files a kept checkpoint lists: an incremental
+  // checkpoint's full save and deltas) and incomplete directories older than the newest committed
+  // one.
   void RemoveStale(int64_t committed_step) const;
+  // The manifest of `step`, parsed but its shards not verified.
+  absl::StatusOr<Manifest> ReadManifest(int64_t step) const;
 
   const std::string dir_;
   const int keep_;
@@ -109,9 +115,12 @@ class CheckpointWriter {
 
   // Checks each listed shard exists with the digest's size, writes MANIFEST.json atomically (the
   // moment the checkpoint exists), then deletes checkpoints beyond the newest `keep` and stale
-  // incomplete directories. `state` must be a JSON object. A failure to clean up is logged, not
+  // incomplete directories. `state` must be a JSON object. `earlier`: files of earlier checkpoints
+  // this one needs (an incremental checkpoint's full save and deltas), listed in its manifest so
+  // that a restore verifies them and retention keeps them. A failure to clean up is logged, not
   // returned: the checkpoint is committed by then.
-  absl::Status Commit(const nlohmann::json& state, const std::map<std::string, FileDigest>& shards);
+  absl::Status Commit(const nlohmann::json& state, const std::map<std::string, FileDigest>& shards,
+                      const std::vector<ManifestShard>& earlier = {});
 
  private:
   friend class CheckpointStore;

@@ -85,6 +85,13 @@ class PsClient {
   absl::StatusOr<v1::RestoreShardResponse> RestoreShard(
       grpc::ClientContext& context, const std::string& path,
       const ShardProgressCallback& on_progress = {}) const;
+  // The same with a whole request: a save's ids (incremental checkpoints), a restore's deltas.
+  absl::StatusOr<v1::SaveShardResponse> SaveShard(
+      grpc::ClientContext& context, const v1::SaveShardRequest& request,
+      const ShardProgressCallback& on_progress = {}) const;
+  absl::StatusOr<v1::RestoreShardResponse> RestoreShard(
+      grpc::ClientContext& context, const v1::RestoreShardRequest& request,
+      const ShardProgressCallback& on_progress = {}) const;
 
   // Asynchronous forms, for fanning one logical call out to many PS tasks at once
   // (ShardedPsClient). The deadline is set on `context`; `done` runs once, on a gRPC thread, with

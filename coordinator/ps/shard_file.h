@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -21,17 +22,24 @@ struct ShardFileOptions {
   // Test only: caps the rate at which records are written or read, to play a slow volume in tests
   // of real processes (the PS reads it from TJ_TEST_SHARD_BYTES_PER_SECOND). 0: no cap.
   int64_t test_bytes_per_second = 0;
+  // Saves only: the checkpoint save this is, and the one a delta may be made since (ExportOptions).
+  ExportOptions save;
 };
 
-// Writes `path` atomically (temp file, fsync, rename). Errors name the path.
+// Writes `path` atomically (temp file, fsync, rename). Errors name the path. The response says
+// whether the file is a delta (options.save).
 absl::StatusOr<v1::SaveShardResponse> SaveShardFile(const VariableStore& store,
                                                     const std::string& path,
                                                     const ShardFileOptions& options = {});
 
-// Replaces the store's state with the file's. NotFound for a missing file, DataLoss for a truncated
-// or corrupt one (the store is then unchanged).
+// Replaces the store's state with the file's, or with a full save's file followed by deltas, oldest
+// first (`paths`). NotFound for a missing file, DataLoss for a truncated or corrupt one or a delta
+// that is not of the save before it (the store is then unchanged); errors name the file.
 absl::StatusOr<v1::RestoreShardResponse> RestoreShardFile(VariableStore& store,
                                                           const std::string& path,
                                                           const ShardFileOptions& options = {});
+absl::StatusOr<v1::RestoreShardResponse> RestoreShardFiles(VariableStore& store,
+                                                           const std::vector<std::string>& paths,
+                                                           const ShardFileOptions& options = {});
 
 }  // namespace tj
