@@ -80,9 +80,11 @@ std::string StepDir(const std::string& root, int64_t step) {
 }
 
 std::vector<int64_t> StepsOnDisk(const std::string& root) {
-  CheckpointStore store(root, 1);
+  absl::StatusOr<std::vector<CheckpointListing>> listings = CheckpointStore(root, 1).List();
+  EXPECT_TRUE(listings.ok()) << listings.status();
   std::vector<int64_t> steps;
-  for (const CheckpointListing& listing : *store.List()) steps.push_back(listing.step);
+  if (!listings.ok()) return steps;
+  for (const CheckpointListing& listing : *listings) steps.push_back(listing.step);
   return steps;
 }
 
