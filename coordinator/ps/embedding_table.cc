@@ -17,10 +17,12 @@ namespace {
 
 static_assert(EmbeddingTable::kShards == 16, "ShardOf takes the top 4 bits of the hash");
 
-// Rows per chunk aim at ~64 KiB chunks: large enough that malloc overhead vanishes, small enough
-// that the partly filled last chunk of each shard wastes little.
-constexpr size_t kChunkTargetBytes = 64 << 10;
-constexpr int kMaxChunkShift = 10;
+// Rows per chunk aim at ~1 MiB chunks of mapped memory (PageArray): few mappings, and the partly
+// filled last chunk of each shard costs only the pages its rows touched.
+constexpr size_t kChunkTargetBytes = 1 << 20;
+constexpr int kMaxChunkShift = 16;
+// How far a lookup of many ids probes ahead: home slots 2 x this many ids ahead, rows this many.
+constexpr size_t kAhead = 8;
 // Rows records stay around this size.
 constexpr size_t kRowsRecordBytes = 4 << 20;
 
@@ -57,7 +59,7 @@ int64_t EmbeddingTable::IdOf(const Shard& shard, uint32_t row) const {
 
 float* EmbeddingTable::AppendRow(Shard& shard, uint32_t row, int64_t id) {
   if ((row >> chunk_shift_) == shard.chunks.size()) {
-    shard.chunks.push_back(std::make_unique_for_overwrite<float[]>(stride_ << chunk_shift_));
+    shard.chunks.emplace_back(stride_ << chunk_shift_);
   }
   if ((row >> 6) == shard.changed.size()) {
     shard.changed.push_back(0);
@@ -120,14 +122,42 @@ absl::Status EmbeddingTable::ShardFullError(int64_t id) const {
 absl::StatusOr<size_t> EmbeddingTable::Lookup(const char* ids, size_t n, char* out) {
   const size_t row_bytes = static_cast<size_t>(config_.dim) * sizeof(float);
   size_t created = 0;
+  // Most of a lookup's time is two cache misses per id (its index slot, then its row). Ids are
+  // therefore grouped by row shard, each shard's lock taken once, and under it the home slots of
+  // ids ahead and then their likely rows are prefetched, so the misses of several ids overlap.
+  std::vector<uint64_t> hashes(n);
+  std::array<uint32_t, kShards + 1> begin{};
   for (size_t i = 0; i < n; ++i) {
-    const int64_t id = LoadId(ids, i);
-    const uint64_t hash = RowHash(id);
-    Shard& shard = ShardOf(hash);
+    hashes[i] = RowHash(LoadId(ids, i));
+    ++begin[(hashes[i] >> 60) + 1];
+  }
+  for (int s = 0; s < kShards; ++s) begin[s + 1] += begin[s];
+  std::vector<uint32_t> order(n);
+  std::array<uint32_t, kShards> next;
+  std::copy_n(begin.begin(), kShards, next.begin());
+  for (size_t i = 0; i < n; ++i) order[next[hashes[i] >> 60]++] = static_cast<uint32_t>(i);
+
+  for (size_t s = 0; s < kShards; ++s) {
+    if (begin[s] == begin[s + 1]) continue;
+    Shard& shard = shards_[s];
     std::lock_guard lock(shard.mu);
-    const float* row = FindOrCreate(shard, id, hash, false, created);
-    if (row == nullptr) return ShardFullError(id);
-    std::memcpy(out + i * row_bytes, row, row_bytes);
+    const size_t end = begin[s + 1];
+    for (size_t k = begin[s]; k < end; ++k) {
+      if (k + 2 * kAhead < end) shard.index.Prefetch(hashes[order[k + 2 * kAhead]]);
+      if (k + kAhead < end) {
+        const uint32_t row = shard.index.Candidate(hashes[order[k + kAhead]]);
+        if (row != RowIndex::kNoRow) {
+          const float* block = Block(shard, row);
+          __builtin_prefetch(block);
+          __builtin_prefetch(block + stride_ - 1);
+        }
+      }
+      const size_t i = order[k];
+      const int64_t id = LoadId(ids, i);
+      const float* row = FindOrCreate(shard, id, hashes[i], false, created);
+      if (row == nullptr) return ShardFullError(id);
+      std::memcpy(out + i * row_bytes, row, row_bytes);
+    }
   }
   return created;
 }
@@ -218,7 +248,8 @@ int64_t EmbeddingTable::memory_bytes() const {
   for (const Shard& shard : shards_) {
     std::lock_guard lock(shard.mu);
     bytes += shard.index.memory_bytes() +
-             shard.chunks.size() * (stride_ << chunk_shift_) * sizeof(float) +
+             // Mapped chunks hold pages only where rows were written.
+             shard.index.size() * stride_ * sizeof(float) +
              shard.chunks.capacity() * sizeof(shard.chunks[0]) +
              (shard.changed.capacity() + shard.changed_before.capacity()) * sizeof(uint64_t);
   }

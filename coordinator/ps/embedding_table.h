@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "coordinator/ps/page_array.h"
 #include "coordinator/ps/row_index.h"
 #include "coordinator/ps/state_stream.h"
 #include "coordinator/ps/variable_spec.h"
@@ -65,7 +66,7 @@ class EmbeddingTable {
   size_t CountMissing(const char* ids, size_t n) const;
 
   int64_t num_rows() const;
-  // Bytes held by row storage and indexes, for memory accounting.
+  // Bytes held by rows, indexes and change bits, for memory accounting.
   int64_t memory_bytes() const;
   // What one more row costs at most: its storage, the index at its lowest load, the change bits.
   int64_t bytes_per_row() const;
@@ -88,7 +89,7 @@ class EmbeddingTable {
   struct Shard {
     mutable std::mutex mu;
     RowIndex index;                                // guarded by mu; index.size() rows
-    std::vector<std::unique_ptr<float[]>> chunks;  // guarded by mu
+    std::vector<PageArray<float>> chunks;          // guarded by mu
     // One bit a row (RowsToExport): changed since the last export; changed before it since the
     // export before. Bookkeeping of checkpoints, not state: an export (const) updates them.
     mutable std::vector<uint64_t> changed;         // guarded by mu

@@ -9,7 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <utility>
-#include <vector>
+
+#include "coordinator/ps/page_array.h"
 
 namespace tj {
 
@@ -32,8 +33,17 @@ class RowIndex {
     for (size_t i = Home(hash);; i = Next(i)) {
       const uint32_t slot = slots_[i];
       if (slot == kEmpty) return kNoRow;
-      if ((slot >> kRowBits) == tag && id_of(RowOf(slot)) == id) return RowOf(slot);
+      if (TagOf(slot) == tag && id_of(RowOf(slot)) == id) return RowOf(slot);
     }
+  }
+
+  // Brings the cache line of `hash`'s home slot in (a lookup of many ids probes ahead).
+  void Prefetch(uint64_t hash) const { __builtin_prefetch(slots_.get() + Home(hash)); }
+  // The row in `hash`'s home slot when its tag matches: most likely the row of the id (a hint for
+  // prefetching the row; Find decides). kNoRow otherwise.
+  uint32_t Candidate(uint64_t hash) const {
+    const uint32_t slot = slots_[Home(hash)];
+    return slot != kEmpty && TagOf(slot) == Tag(hash) ? RowOf(slot) : kNoRow;
   }
 
   // The row of `id`, inserting `size()` (the next row number) for it when absent; `.second` is true
@@ -50,22 +60,25 @@ class RowIndex {
       const uint32_t slot = slots_[i];
       if (slot == kEmpty) {
         const auto row = static_cast<uint32_t>(size_++);
-        slots_[i] = (tag << kRowBits) | row;
+        slots_[i] = Slot(tag, row);
         return {row, true};
       }
-      if ((slot >> kRowBits) == tag && id_of(RowOf(slot)) == id) return {RowOf(slot), false};
+      if (TagOf(slot) == tag && id_of(RowOf(slot)) == id) return {RowOf(slot), false};
     }
   }
 
   size_t size() const { return size_; }
   // Bytes of the slot array, for memory accounting.
-  size_t memory_bytes() const { return slots_.capacity() * sizeof(uint32_t); }
+  size_t memory_bytes() const { return slots_.bytes(); }
 
  private:
-  static constexpr uint32_t kEmpty = UINT32_MAX;  // row kMaxRows with every tag bit: never used
+  // A slot holds 1 + (tag << kRowBits | row): fresh pages (zeros) are empty slots.
+  static constexpr uint32_t kEmpty = 0;
 
   static uint32_t Tag(uint64_t hash) { return static_cast<uint32_t>(hash & 31); }
-  static uint32_t RowOf(uint32_t slot) { return slot & kMaxRows; }
+  static uint32_t Slot(uint32_t tag, uint32_t row) { return ((tag << kRowBits) | row) + 1; }
+  static uint32_t TagOf(uint32_t slot) { return (slot - 1) >> kRowBits; }
+  static uint32_t RowOf(uint32_t slot) { return (slot - 1) & kMaxRows; }
   // The home slot: the hash's bits below the 4 the table's shard choice takes, scaled to the
   // number of slots (which need not be a power of two).
   size_t Home(uint64_t hash) const {
@@ -80,7 +93,7 @@ class RowIndex {
   void Rebuild(size_t slots, const IdOf& id_of);
   void Place(uint64_t hash, uint32_t row);
 
-  std::vector<uint32_t> slots_;
+  PageArray<uint32_t> slots_;
   size_t size_ = 0;
 };
 
@@ -94,9 +107,8 @@ template <typename IdOf>
 void RowIndex::Rebuild(size_t slots, const IdOf& id_of) {
   // Freed before the new array is filled: the old one would only be read to learn the rows, which
   // the table's storage lists in order.
-  slots_.clear();
-  slots_.shrink_to_fit();
-  slots_.assign(slots, kEmpty);
+  slots_ = PageArray<uint32_t>();
+  slots_ = PageArray<uint32_t>(slots);
   for (size_t row = 0; row < size_; ++row) {
     Place(RowHash(id_of(static_cast<uint32_t>(row))), static_cast<uint32_t>(row));
   }

@@ -88,7 +88,8 @@ class VariableStore {
   // The same as a checkpoint save: with options.since_save_id equal to the last save's id (or the
   // one before it, when the last was never committed) only the embedding rows changed since then
   // are written, a delta; true when it wrote one. Any other since_save_id (a PS restarted since, a
-  // save it never made) writes the whole state. Saves run one at a time.
+  // save it never made), or a store without tables, writes the whole state. Saves run one at a
+  // time.
   absl::StatusOr<bool> ExportState(const RecordSink& sink, const ExportOptions& options) const;
   // Replaces the whole state with the one `source` yields: a full export, optionally followed by
   // deltas, each made since the save before it. DataLoss for a stream that is truncated (no End

@@ -43,7 +43,9 @@ absl::StatusOr<bool> VariableStore::ExportState(const RecordSink& sink,
   }
   std::lock_guard save_lock(save_mu_);
   RowsToExport which = RowsToExport::kAll;
-  if (options.save_id != 0 && options.since_save_id != 0) {
+  // Without tables a delta would be the whole state (dense variables go whole), and a full save
+  // needs nothing older: retention can drop the previous checkpoints.
+  if (options.save_id != 0 && options.since_save_id != 0 && !tables.empty()) {
     if (options.since_save_id == last_save_id_) {
       which = RowsToExport::kChangedSinceLast;
     } else if (options.since_save_id == save_before_last_id_) {

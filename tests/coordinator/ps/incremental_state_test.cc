@@ -182,6 +182,14 @@ TEST(IncrementalStateTest, ASaveItCannotBuildOnIsWrittenWhole) {
   PushRows(store, "emb", Ids(0, 3), 1.0f);
   (void)testing::ExportRecords(store);
   EXPECT_EQ(RowsIn(Save(store, 33, 32)), 3);
+
+  VariableStore dense_only;
+  ASSERT_TRUE(dense_only
+                  .Create(CreateRequest({InitializedVariable("dense", {2, 2}, NormalInit(1),
+                                                             AdamOptimizer(0.01f))}))
+                  .ok());
+  EXPECT_FALSE(Save(dense_only, 34).delta);
+  EXPECT_FALSE(Save(dense_only, 35, 34).delta);
 }
 
 TEST(IncrementalStateTest, ChainsThatDoNotFitTogetherAreRefusedAndChangeNothing) {
