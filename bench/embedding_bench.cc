@@ -196,8 +196,9 @@ TableConfig SgdTable() {
   v1::TableSpec spec;
   spec.set_name("embedding");
   spec.set_dim(kDim);
-  spec.mutable_initializer()->set_kind(v1::Initializer::RANDOM_NORMAL);
-  spec.mutable_initializer()->set_stddev(0.01f);
+  // A constant, as the layout before is filled here: creation then times the structures alone.
+  spec.mutable_initializer()->set_kind(v1::Initializer::CONSTANT);
+  spec.mutable_initializer()->set_value(0.01f);
   spec.mutable_optimizer()->mutable_sgd()->set_learning_rate(0.1f);
   absl::StatusOr<TableConfig> config = CheckTableSpec(spec);
   if (!config.ok()) std::abort();
@@ -215,6 +216,8 @@ int MeasureProcesses(const Config& config) {
   v1::TableSpec* spec = create.add_tables();
   spec->set_name("embedding");
   spec->set_dim(kDim);
+  spec->mutable_initializer()->set_kind(v1::Initializer::CONSTANT);
+  spec->mutable_initializer()->set_value(0.01f);
   spec->mutable_optimizer()->mutable_sgd()->set_learning_rate(0.1f);
   for (int task = 0; task < config.num_ps; ++task) {
     auto process = WorkerProcess::Start(config.ps_binary, task, "");

@@ -12,10 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "coordinator/base/std_mutex.h"
 #include "coordinator/ps/dense_variable.h"
 #include "coordinator/ps/embedding_table.h"
 #include "coordinator/ps/state_stream.h"
@@ -141,9 +143,9 @@ class VariableStore {
 
   // Checkpoint saves (ExportOptions): the id of the last save and of the one before it, when the
   // tables' change bits still tell the rows changed since it (0: they do not).
-  mutable std::mutex save_mu_;
-  mutable uint64_t last_save_id_ = 0;         // guarded by save_mu_
-  mutable uint64_t save_before_last_id_ = 0;  // guarded by save_mu_
+  mutable StdMutex save_mu_;
+  mutable uint64_t last_save_id_ ABSL_GUARDED_BY(save_mu_) = 0;
+  mutable uint64_t save_before_last_id_ ABSL_GUARDED_BY(save_mu_) = 0;
 
   int64_t budget_bytes_ = 0;  // set before serving; 0: no bound
   std::string budget_source_;

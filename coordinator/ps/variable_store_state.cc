@@ -41,7 +41,7 @@ absl::StatusOr<bool> VariableStore::ExportState(const RecordSink& sink,
     variables = SortedByName(variables_);
     tables = SortedByName(tables_);
   }
-  std::lock_guard save_lock(save_mu_);
+  StdMutexLock save_lock(save_mu_);
   RowsToExport which = RowsToExport::kAll;
   // Without tables a delta would be the whole state (dense variables go whole), and a full save
   // needs nothing older: retention can drop the previous checkpoints.
@@ -267,7 +267,7 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& sourc
   row_bytes_.store(row_bytes, std::memory_order_relaxed);
   {
     // The next save can be a delta since the last one read: every row is as it saved it.
-    std::lock_guard save_lock(save_mu_);
+    StdMutexLock save_lock(save_mu_);
     last_save_id_ = save_id;
     save_before_last_id_ = 0;
   }
