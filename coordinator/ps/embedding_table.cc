@@ -1,6 +1,7 @@
 #include "coordinator/ps/embedding_table.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <span>
 
@@ -211,6 +212,17 @@ absl::Status EmbeddingTable::Export(StateWriter& writer) const {
     TJ_RETURN_IF_ERROR(status);
   }
   return flush();
+}
+
+void EmbeddingTable::ReserveRows(uint64_t n) {
+  // Rows spread over the shards by hash: each gets about n / kShards, give or take a few standard
+  // deviations (a shard that gets more grows as usual).
+  const double per_shard = static_cast<double>(n) / kShards;
+  const auto expected = static_cast<size_t>(per_shard + 4 * std::sqrt(per_shard));
+  for (Shard& shard : shards_) {
+    std::lock_guard lock(shard.mu);
+    shard.index.Reserve(expected);
+  }
 }
 
 absl::Status EmbeddingTable::ImportRows(const RowsView& rows) {

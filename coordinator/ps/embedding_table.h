@@ -53,6 +53,13 @@ class EmbeddingTable {
   // Adds the rows of one Rows record. DataLoss for sizes that do not fit the table or an id seen
   // before. Only for a table not yet shared with other threads.
   absl::Status ImportRows(const RowsView& rows);
+  // Sizes the row indexes for `n` rows in all (a restore, from the Table record's row count), so
+  // that importing them never rehashes.
+  void ReserveRows(uint64_t n);
+  // Bytes of one row as exported (values and slots, and the step for lazy Adam).
+  size_t row_bytes() const {
+    return row_floats_ * sizeof(float) + (config_.optimizer.counts_steps() ? sizeof(int64_t) : 0);
+  }
   // The TableSpec this table was created from, with the optimizer's defaults written out.
   v1::TableSpec ToSpec() const;
 

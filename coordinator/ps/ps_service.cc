@@ -20,6 +20,16 @@
 namespace tj {
 namespace {
 
+// What a restore request asks to be checked beyond the records' own CRCs.
+ShardFileOptions RestoreOptions(const v1::RestoreShardRequest& request) {
+  ShardFileOptions options;
+  if (request.has_digest()) {
+    options.expected_digest =
+        FileDigest{static_cast<uint64_t>(request.digest().bytes()), request.digest().crc32c()};
+  }
+  return options;
+}
+
 uint64_t NewIncarnation() {
   absl::BitGen gen;
   uint64_t incarnation = 0;
@@ -137,7 +147,8 @@ grpc::Status PsService::RestoreShard(grpc::ServerContext* context,
   if (absl::Status confined = CheckShardPath(request->path()); !confined.ok())
     return ToGrpc(confined);
   return IfAdmitted(drain_, [&] {
-    absl::StatusOr<v1::RestoreShardResponse> restored = RestoreShardFile(store_, request->path());
+    absl::StatusOr<v1::RestoreShardResponse> restored =
+        RestoreShardFile(store_, request->path(), RestoreOptions(*request));
     if (restored.ok()) *response = *std::move(restored);
     return ToGrpc(restored.status());
   });
@@ -201,8 +212,10 @@ grpc::Status PsService::StreamRestoreShard(grpc::ServerContext* context,
   return IfAdmitted(drain_, [&] {
     const absl::Time start = absl::Now();
     absl::Time last_report = start;
+    ShardFileOptions options = ShardOptions(context, writer, last_report);
+    options.expected_digest = RestoreOptions(*request).expected_digest;
     absl::StatusOr<v1::RestoreShardResponse> restored =
-        RestoreShardFile(store_, request->path(), ShardOptions(context, writer, last_report));
+        RestoreShardFile(store_, request->path(), options);
     if (!restored.ok()) {
       spdlog::warn("ps task {}: restore from {} failed: {}", ps_task_, request->path(),
                    restored.status().ToString());

@@ -34,10 +34,16 @@ std::pair<uint32_t, bool> RowIndex::FindOrInsert(int64_t id, uint64_t hash, uint
   }
 }
 
-void RowIndex::Grow() {
+void RowIndex::Reserve(size_t n) {
+  size_t slots = rows_.size();
+  // The same load factor as FindOrInsert keeps.
+  while (n * 4 > slots * 3) slots *= 2;
+  if (slots != rows_.size()) Rehash(slots);
+}
+
+void RowIndex::Rehash(size_t slots) {
   std::vector<int64_t> old_ids = std::move(ids_);
   std::vector<uint32_t> old_rows = std::move(rows_);
-  const size_t slots = old_rows.size() * 2;
   ids_.assign(slots, 0);
   rows_.assign(slots, kNoRow);
   mask_ = slots - 1;

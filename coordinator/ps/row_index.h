@@ -23,6 +23,9 @@ class RowIndex {
   // The row of `id`, inserting `new_row` for it when absent; `.second` is true when inserted.
   std::pair<uint32_t, bool> FindOrInsert(int64_t id, uint64_t hash, uint32_t new_row);
 
+  // Makes room for `n` entries in all, so that inserting up to that many never grows the index.
+  void Reserve(size_t n);
+
   size_t size() const { return size_; }
   // Bytes of the slot arrays, for memory accounting.
   size_t memory_bytes() const { return ids_.capacity() * sizeof(int64_t) + rows_.capacity() * 4; }
@@ -36,7 +39,8 @@ class RowIndex {
   }
 
  private:
-  void Grow();
+  void Grow() { Rehash(rows_.size() * 2); }
+  void Rehash(size_t slots);
 
   std::vector<int64_t> ids_;
   std::vector<uint32_t> rows_;  // kNoRow marks an empty slot: every int64 is a valid id

@@ -57,18 +57,54 @@ absl::StatusOr<v1::SaveShardResponse> SaveShardFile(const VariableStore& store,
   return response;
 }
 
+namespace {
+
+// The shard file as ImportState reads it: records in pieces, progress reported (and, in tests, the
+// pace held down) as each record starts, and the whole file's digest checked at its end, before
+// ImportState swaps the new state in.
+class ShardFileSource : public RecordPieceSource {
+ public:
+  ShardFileSource(RecordFileReader& reader, ShardPace& pace,
+                  const std::optional<FileDigest>& expected)
+      : reader_(reader), pace_(pace), expected_(expected) {}
+
+  absl::StatusOr<bool> Begin(uint64_t& size) override {
+    if (reader_.offset() > 0) {
+      TJ_RETURN_IF_ERROR(pace_.Advance(static_cast<int64_t>(reader_.offset())));
+    }
+    TJ_ASSIGN_OR_RETURN(bool more, reader_.BeginRecord(&size));
+    if (!more && expected_.has_value() && reader_.digest() != *expected_) {
+      return absl::DataLossError(absl::StrCat(reader_.path(), ": digest mismatch: expected ",
+                                              ToString(*expected_), ", actual ",
+                                              ToString(reader_.digest())));
+    }
+    return more;
+  }
+  absl::Status Read(char* out, size_t size) override { return reader_.ReadRecord(out, size); }
+  uint64_t bytes_left() const override { return reader_.file_size() - reader_.offset(); }
+
+ private:
+  RecordFileReader& reader_;
+  ShardPace& pace_;
+  const std::optional<FileDigest>& expected_;
+};
+
+}  // namespace
+
 absl::StatusOr<v1::RestoreShardResponse> RestoreShardFile(VariableStore& store,
                                                           const std::string& path,
                                                           const ShardFileOptions& options) {
   if (path.empty()) return absl::InvalidArgumentError("restore shard: empty path");
   TJ_ASSIGN_OR_RETURN(std::unique_ptr<RecordFileReader> reader, RecordFileReader::Open(path));
+  if (options.expected_digest.has_value() &&
+      reader->file_size() != options.expected_digest->bytes) {
+    return absl::DataLossError(absl::StrCat(path, ": size mismatch: expected ",
+                                            options.expected_digest->bytes, " bytes, actual ",
+                                            reader->file_size(), " bytes"));
+  }
   ShardPace pace(options, static_cast<int64_t>(reader->file_size()));
-  absl::StatusOr<StateCounts> counts =
-      store.ImportState([&reader, &pace](std::string& record) -> absl::StatusOr<bool> {
-        TJ_ASSIGN_OR_RETURN(bool more, reader->Next(&record));
-        if (more) TJ_RETURN_IF_ERROR(pace.Advance(static_cast<int64_t>(reader->offset())));
-        return more;
-      });
+  ShardFileSource source(*reader, pace, options.expected_digest);
+  absl::StatusOr<StateCounts> counts = store.ImportState(source);
   if (!counts.ok()) {
     return absl::Status(counts.status().code(),
                         absl::StrCat("restore from ", path, ": ", counts.status().message()));

@@ -77,6 +77,9 @@ class VariableStore {
   // Replaces the whole state with the one `source` yields. DataLoss for a stream that is truncated
   // (no End record), malformed or inconsistent; the store is then left unchanged.
   absl::StatusOr<StateCounts> ImportState(const RecordSource& source);
+  // The same from a source of records in pieces: dense chunks are read straight into the new
+  // variables, and a table's row index is sized from its row count before its rows arrive.
+  absl::StatusOr<StateCounts> ImportState(RecordPieceSource& source);
 
  private:
   using VariablePtr = std::shared_ptr<DenseVariable>;

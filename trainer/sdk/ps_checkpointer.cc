@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator/base/coordinator_generation.h"
 #include "coordinator/base/status_macros.h"
@@ -90,33 +91,69 @@ absl::StatusOr<std::optional<RestoredCheckpoint>> PsCheckpointer::RestoreLatest(
     const StateCheck& check_state) {
   // From now on the directory is this coordinator's: an older one still running stops saving.
   TJ_RETURN_IF_ERROR(store_.Claim());
-  TJ_ASSIGN_OR_RETURN(std::optional<Checkpoint> latest, store_.LatestValid());
-  if (!latest.has_value()) return std::optional<RestoredCheckpoint>();
-  if (check_state) TJ_RETURN_IF_ERROR(check_state(latest->state, latest->dir));
+  // The store checks manifests and shard sizes; each PS checks its shard's CRC-32C as it reads it
+  // (one pass over the shard, not a verification pass and then the restore's). A shard that fails
+  // there (DataLoss naming the file) sends the restore to the previous checkpoint, as a failed
+  // verification would: every PS is then restored again, from that one.
+  std::vector<std::string> failures;
+  int64_t before_step = kMaxCheckpointStep + 1;
+  while (true) {
+    absl::StatusOr<std::optional<Checkpoint>> latest =
+        store_.LatestValid(ShardCheck::kSizeOnly, before_step);
+    if (!latest.ok() || !latest->has_value()) {
+      if (failures.empty()) {
+        if (!latest.ok()) return latest.status();
+        return std::optional<RestoredCheckpoint>();
+      }
+      if (!latest.ok()) failures.emplace_back(latest.status().message());
+      return absl::DataLossError(absl::StrCat("no valid checkpoint in ", store_.dir(), ": ",
+                                              absl::StrJoin(failures, "; ")));
+    }
+    const Checkpoint& checkpoint = **latest;
+    absl::Status restored = RestoreInto(checkpoint, check_state);
+    if (restored.ok()) {
+      return std::optional<RestoredCheckpoint>(
+          RestoredCheckpoint{checkpoint.step, checkpoint.dir, checkpoint.state});
+    }
+    if (!absl::IsDataLoss(restored)) return restored;
+    spdlog::warn("checkpoint {}: skipped, falling back to the previous one: {}", checkpoint.dir,
+                 std::string(restored.message()));
+    failures.emplace_back(restored.message());
+    before_step = checkpoint.step;
+  }
+}
+
+absl::Status PsCheckpointer::RestoreInto(const Checkpoint& checkpoint,
+                                         const StateCheck& check_state) {
+  if (check_state) TJ_RETURN_IF_ERROR(check_state(checkpoint.state, checkpoint.dir));
   const int num_ps = static_cast<int>(ps_.size());
-  if (latest->shards.size() != ps_.size()) {
+  if (checkpoint.shards.size() != ps_.size()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("checkpoint ", latest->dir, " holds ", latest->shards.size(),
+        absl::StrCat("checkpoint ", checkpoint.dir, " holds ", checkpoint.shards.size(),
                      " parameter-server shard(s) but the job has ", num_ps,
                      " PS task(s); restore it with the same number of PS replicas"));
   }
+  std::vector<FileDigest> digests;
   for (int task = 0; task < num_ps; ++task) {
     const std::string name = ShardName(task, num_ps);
-    bool present = false;
-    for (const ManifestShard& shard : latest->shards) present |= shard.name == name;
-    if (!present) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "checkpoint ", latest->dir, " has no shard ", name, " for parameter server task ", task));
+    const ManifestShard* found = nullptr;
+    for (const ManifestShard& shard : checkpoint.shards) {
+      if (shard.name == name) found = &shard;
     }
+    if (found == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "checkpoint ", checkpoint.dir, " has no shard ", name, " for parameter server task ",
+          task));
+    }
+    digests.push_back(found->digest);
   }
   // Every PS reads its shard at the same time.
-  TJ_RETURN_IF_ERROR(
-      OnEveryPs<v1::RestoreShardResponse>(num_ps, [&](int task, grpc::ClientContext& context) {
-        return ps_[static_cast<size_t>(task)]->RestoreShard(
-            context, latest->ShardPath(ShardName(task, num_ps)));
-      }).status());
-  return std::optional<RestoredCheckpoint>(
-      RestoredCheckpoint{latest->step, latest->dir, latest->state});
+  return OnEveryPs<v1::RestoreShardResponse>(num_ps, [&](int task, grpc::ClientContext& context) {
+           const auto index = static_cast<size_t>(task);
+           return ps_[index]->RestoreShard(context, checkpoint.ShardPath(ShardName(task, num_ps)),
+                                           {}, digests[index]);
+         })
+      .status();
 }
 
 }  // namespace tj::sdk
