@@ -290,9 +290,28 @@ int Run(Config c) {
     if (entry.is_regular_file(ec)) DropFromPageCache(entry.path().string());
   }
   if (absl::Status s = job.StartPs(std::min(1, c.num_ps - 1)); !s.ok()) return fail(s.ToString());
+  // The PS's CPU while the coordinator restores (they do nothing else until it logs that it has):
+  // what the restore costs them, whatever share of the 2 CPUs they got.
+  std::vector<double> restore_cpu;
+  for (int i = 0; i < c.num_ps; ++i) {
+    restore_cpu.push_back(-ProcessCpuSeconds(job.pid(TrainJob::PsName(i))));
+  }
   if (absl::Status s = job.StartChief(chief_args); !s.ok()) return fail(s.ToString());
   track_all();
-  const std::optional<int> final_exit = job.WaitForExit("chief", timeout);
+  const size_t log_before = job.Log("chief").size();
+  const absl::Time restore_deadline = absl::Now() + timeout;
+  std::optional<int> final_exit;  // set here if the coordinator exits before it has restored
+  while (job.Log("chief").find("restored checkpoint", log_before) == std::string::npos &&
+         absl::Now() < restore_deadline &&
+         !(final_exit = job.WaitForExit("chief", absl::ZeroDuration())).has_value()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  double restore_cpu_total = 0;
+  for (int i = 0; i < c.num_ps; ++i) {
+    restore_cpu[static_cast<size_t>(i)] += ProcessCpuSeconds(job.pid(TrainJob::PsName(i)));
+    restore_cpu_total += restore_cpu[static_cast<size_t>(i)];
+  }
+  if (!final_exit.has_value()) final_exit = job.WaitForExit("chief", timeout);
   const std::map<std::string, int64_t> peak_kib = rss.PeakKiB();
   const std::string log = job.Log("chief");
   if (final_exit != 0) {
@@ -304,7 +323,8 @@ int Run(Config c) {
   for (int i = 0; i < c.num_ps; ++i) restore_s.push_back(RestoreSeconds(job.Log(TrainJob::PsName(i))));
 
   // Baselines on the same disk, with the checkpoint's bytes.
-  std::map<int64_t, SavedLine> saved = SavedLines(first_log + log);
+  // The chief's log is appended across its restarts: `log` holds both runs.
+  std::map<int64_t, SavedLine> saved = SavedLines(log);
   if (!saved.contains(k) || !saved.contains(2 * k)) return fail("checkpoint lines missing");
   const SavedLine full = saved[k];
   const SavedLine delta = saved[2 * k];
@@ -328,7 +348,7 @@ int Run(Config c) {
   // Steps.
   std::vector<double> dense_s, sparse_s;
   int64_t dense_step_bytes = 0, sparse_step_bytes = 0;
-  for (const StepLine& s : StepLines(first_log + log)) {
+  for (const StepLine& s : StepLines(log)) {
     const bool dense = s.step < k || s.step >= 2 * k;
     (dense ? dense_s : sparse_s).push_back(s.seconds);
     (dense ? dense_step_bytes : sparse_step_bytes) = s.bytes;
@@ -362,6 +382,13 @@ int Run(Config c) {
               restored_ckpt.bytes / kMiB, restore_wall, restored_ckpt.bytes / kMiB / restore_wall);
   std::printf("  dd read, cold (baseline)   %10lld MiB in %.3f s = %.1f MiB/s (median of 2)\n",
               static_cast<long long>(dd_mib), Median(dd_read), dd_read_mib_s);
+  // With the 2 CPUs to themselves the PS would restore in about their CPU time / nproc.
+  const double cpu_bound_s = restore_cpu_total / machine["nproc"].get<int>();
+  std::printf("  PS CPU for the restore     %10.3f s in all (%.0f MiB per CPU-second); with every "
+              "CPU free: ~%.3f s = %.0f%% of dd\n",
+              restore_cpu_total, restored_ckpt.bytes / kMiB / restore_cpu_total, cpu_bound_s,
+              100 * (restored_ckpt.bytes / kMiB / std::max(cpu_bound_s, Median(dd_read))) /
+                  dd_read_mib_s);
   const bool incremental = delta.bytes * 2 < full.bytes;
   std::printf("\nIncremental checkpoint (%lld sparse-only steps changed %.2f%% of the rows)\n",
               static_cast<long long>(k),
@@ -437,6 +464,7 @@ int Run(Config c) {
           {"dd_mib", dd_mib}, {"ratio", write_ratio}}},
         {"restore",
          {{"bytes", restored_ckpt.bytes}, {"ps_s", restore_s}, {"dd_read_s", dd_read},
+          {"ps_cpu_s", restore_cpu},
           {"ratio", restore_ratio}}},
         {"incremental",
          {{"available", incremental}, {"bytes", delta.bytes}, {"s", delta.seconds},
