@@ -23,7 +23,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -32,6 +31,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -83,12 +83,12 @@ class RssSampler {
     thread_.join();
   }
   void Track(const std::string& name, pid_t pid) {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     pids_[name] = pid;
   }
   std::map<std::string, int64_t> PeakKiB() {
     Sample();
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     return peak_kib_;
   }
 
@@ -106,7 +106,7 @@ class RssSampler {
     return 0;
   }
   void Sample() {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [name, pid] : pids_) {
       peak_kib_[name] = std::max(peak_kib_[name], HwmKiB(pid));
     }
@@ -117,9 +117,9 @@ class RssSampler {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-  std::mutex mu_;
-  std::map<std::string, pid_t> pids_;       // guarded by mu_
-  std::map<std::string, int64_t> peak_kib_;  // guarded by mu_
+  absl::Mutex mu_;
+  std::map<std::string, pid_t> pids_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> peak_kib_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
