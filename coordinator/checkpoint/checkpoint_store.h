@@ -48,6 +48,10 @@ struct CheckpointListing {
 
 class CheckpointWriter;
 
+// How much of each shard a verification reads: only its size (for a reader that checks the CRC
+// itself as it reads the shard, as a PS restoring it does), or the whole file.
+enum class ShardCheck { kSizeAndCrc, kSizeOnly };
+
 // Not thread-safe: one coordinator drives saves and restores, one at a time.
 class CheckpointStore {
  public:
@@ -69,15 +73,18 @@ class CheckpointStore {
   // committed one is AlreadyExists.
   absl::StatusOr<std::unique_ptr<CheckpointWriter>> BeginCheckpoint(int64_t step);
 
-  // The newest checkpoint that verifies (manifest parses, every shard has its size and CRC-32C).
-  // Each one skipped is logged as a warning naming the file and expected vs actual. nullopt when
-  // there is no committed checkpoint at all; DataLoss when there are some but none verifies, so a
-  // job never silently starts over.
-  absl::StatusOr<std::optional<Checkpoint>> LatestValid() const;
+  // The newest checkpoint older than `before_step` that verifies (manifest parses, every shard has
+  // its size and, with kSizeAndCrc, its CRC-32C). Each one skipped is logged as a warning naming
+  // the file and expected vs actual. nullopt when there is no committed checkpoint at all (before
+  // `before_step`); DataLoss when there are some but none verifies, so a job never silently starts
+  // over.
+  absl::StatusOr<std::optional<Checkpoint>> LatestValid(
+      ShardCheck check = ShardCheck::kSizeAndCrc,
+      int64_t before_step = kMaxCheckpointStep + 1) const;
 
   // Reads and verifies the checkpoint of `step`: NotFound without a manifest, DataLoss naming the
   // problem otherwise.
-  absl::StatusOr<Checkpoint> Load(int64_t step) const;
+  absl::StatusOr<Checkpoint> Load(int64_t step, ShardCheck check = ShardCheck::kSizeAndCrc) const;
 
   // Every checkpoint directory, committed or not, oldest first. Other entries are ignored. An
   // absent store directory lists as empty.

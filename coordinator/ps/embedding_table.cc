@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <span>
 
@@ -227,8 +228,9 @@ absl::StatusOr<size_t> EmbeddingTable::Push(const char* ids, size_t n, const cha
   }
   for (size_t i = 0; i < n; ++i) {
     if (!is_first[i]) continue;
-    TJ_ASSIGN_OR_RETURN(const size_t one, ApplyToRow(LoadId(ids, i), reinterpret_cast<const char*>(
-                                                                         summed.data() + i * dim)));
+    TJ_ASSIGN_OR_RETURN(
+        const size_t one,
+        ApplyToRow(LoadId(ids, i), reinterpret_cast<const char*>(summed.data() + i * dim)));
     created += one;
   }
   return created;
@@ -366,6 +368,18 @@ absl::Status EmbeddingTable::Export(StateWriter& writer, RowsToExport which,
   return absl::OkStatus();
 }
 
+void EmbeddingTable::ReserveRows(uint64_t n) {
+  // Rows spread over the shards by hash: each gets about n / kShards, give or take a few standard
+  // deviations (a shard that gets more grows as usual). No shard holds more than kMaxRows.
+  const double per_shard = static_cast<double>(n) / kShards;
+  const auto expected = std::min<size_t>(static_cast<size_t>(per_shard + 4 * std::sqrt(per_shard)),
+                                         RowIndex::kMaxRows);
+  for (Shard& shard : shards_) {
+    std::lock_guard lock(shard.mu);
+    shard.index.Reserve(expected, [&](uint32_t r) { return IdOf(shard, r); });
+  }
+}
+
 absl::Status EmbeddingTable::ImportRows(const RowsView& rows, bool replace) {
   const size_t n = rows.ids.size() / sizeof(int64_t);
   const size_t row_bytes = row_floats_ * sizeof(float);
@@ -383,8 +397,8 @@ absl::Status EmbeddingTable::ImportRows(const RowsView& rows, bool replace) {
     Shard& shard = ShardOf(hash);
     std::lock_guard lock(shard.mu);
     if (shard.index.size() >= RowIndex::kMaxRows) {
-      return absl::DataLossError(absl::StrCat("table '", config_.name, "' has more than ",
-                                              kMaxRows, " rows"));
+      return absl::DataLossError(
+          absl::StrCat("table '", config_.name, "' has more than ", kMaxRows, " rows"));
     }
     const auto [row, inserted] =
         shard.index.FindOrInsert(id, hash, [&](uint32_t r) { return IdOf(shard, r); });

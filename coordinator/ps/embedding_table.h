@@ -82,6 +82,13 @@ class EmbeddingTable {
   // `replace` (the rows of a delta), an id seen before. Only for a table not yet shared with other
   // threads.
   absl::Status ImportRows(const RowsView& rows, bool replace = false);
+  // Sizes the row indexes for `n` rows in all (a restore of a full save, from the Table record's
+  // row count), so that importing them never rebuilds an index. Only for a table not yet shared.
+  void ReserveRows(uint64_t n);
+  // Bytes of one row as exported (values and slots, and the step for lazy Adam).
+  size_t row_bytes() const {
+    return row_floats_ * sizeof(float) + (config_.optimizer.counts_steps() ? sizeof(int64_t) : 0);
+  }
   // The TableSpec this table was created from, with the optimizer's defaults written out.
   v1::TableSpec ToSpec() const;
 

@@ -187,10 +187,14 @@ absl::StatusOr<v1::RestoreShardResponse> PsClient::RestoreShard(const std::strin
 }
 
 absl::StatusOr<v1::RestoreShardResponse> PsClient::RestoreShard(
-    grpc::ClientContext& context, const std::string& path,
-    const ShardProgressCallback& on_progress) const {
+    grpc::ClientContext& context, const std::string& path, const ShardProgressCallback& on_progress,
+    const std::optional<FileDigest>& expected) const {
   v1::RestoreShardRequest request;
   request.set_path(path);
+  if (expected.has_value()) {
+    request.mutable_digest()->set_bytes(static_cast<int64_t>(expected->bytes));
+    request.mutable_digest()->set_crc32c(expected->crc32c);
+  }
   return RestoreShard(context, request, on_progress);
 }
 

@@ -21,6 +21,20 @@
 namespace tj {
 namespace {
 
+// What a restore request asks to be checked beyond the records' own CRCs.
+FileDigest ToFileDigest(const v1::ShardDigest& digest) {
+  return FileDigest{static_cast<uint64_t>(digest.bytes()), digest.crc32c()};
+}
+
+// The digests a restore request asks the files to match (the checkpoint manifest's).
+void SetExpectedDigests(const v1::RestoreShardRequest& request, ShardFileOptions& options) {
+  if (request.has_digest()) options.expected_digest = ToFileDigest(request.digest());
+  options.expected_delta_digests.clear();
+  for (const v1::ShardDigest& digest : request.delta_digests()) {
+    options.expected_delta_digests.push_back(ToFileDigest(digest));
+  }
+}
+
 uint64_t NewIncarnation() {
   absl::BitGen gen;
   uint64_t incarnation = 0;
@@ -151,7 +165,10 @@ grpc::Status PsService::RestoreShard(grpc::ServerContext* context,
   if (grpc::Status fenced = fence_.Admit(*context, "RestoreShard"); !fenced.ok()) return fenced;
   if (absl::Status confined = CheckShardPaths(*request); !confined.ok()) return ToGrpc(confined);
   return IfAdmitted(drain_, [&] {
-    absl::StatusOr<v1::RestoreShardResponse> restored = RestoreShardFiles(store_, Paths(*request));
+    ShardFileOptions options;
+    SetExpectedDigests(*request, options);
+    absl::StatusOr<v1::RestoreShardResponse> restored =
+        RestoreShardFiles(store_, Paths(*request), options);
     if (restored.ok()) *response = *std::move(restored);
     return ToGrpc(restored.status());
   });
@@ -196,9 +213,9 @@ grpc::Status PsService::StreamSaveShard(grpc::ServerContext* context,
                    saved.status().ToString());
       return ToGrpc(saved.status());
     }
-    spdlog::info("ps task {}: saved {} ({}, {} bytes, {} records) in {}", ps_task_,
-                 request->path(), saved->delta() ? "delta" : "full", saved->bytes(),
-                 saved->records(), absl::FormatDuration(absl::Now() - start));
+    spdlog::info("ps task {}: saved {} ({}, {} bytes, {} records) in {}", ps_task_, request->path(),
+                 saved->delta() ? "delta" : "full", saved->bytes(), saved->records(),
+                 absl::FormatDuration(absl::Now() - start));
     v1::SaveShardProgress done;
     *done.mutable_done() = *std::move(saved);
     if (!writer->Write(done)) return grpc::Status(grpc::StatusCode::CANCELLED, "caller went away");
@@ -216,16 +233,19 @@ grpc::Status PsService::StreamRestoreShard(grpc::ServerContext* context,
   return IfAdmitted(drain_, [&] {
     const absl::Time start = absl::Now();
     absl::Time last_report = start;
+    ShardFileOptions options = ShardOptions(context, writer, last_report);
+    SetExpectedDigests(*request, options);
     absl::StatusOr<v1::RestoreShardResponse> restored =
-        RestoreShardFiles(store_, Paths(*request), ShardOptions(context, writer, last_report));
+        RestoreShardFiles(store_, Paths(*request), options);
     if (!restored.ok()) {
       spdlog::warn("ps task {}: restore from {} failed: {}", ps_task_, request->path(),
                    restored.status().ToString());
       return ToGrpc(restored.status());
     }
     spdlog::info("ps task {}: restored {} (+{} deltas; {} variables, {} tables, {} rows) in {}",
-                 ps_task_, request->path(), request->delta_paths_size(), restored->num_variables(), restored->num_tables(),
-                 restored->num_rows(), absl::FormatDuration(absl::Now() - start));
+                 ps_task_, request->path(), request->delta_paths_size(), restored->num_variables(),
+                 restored->num_tables(), restored->num_rows(),
+                 absl::FormatDuration(absl::Now() - start));
     v1::RestoreShardProgress done;
     *done.mutable_done() = *std::move(restored);
     if (!writer->Write(done)) return grpc::Status(grpc::StatusCode::CANCELLED, "caller went away");

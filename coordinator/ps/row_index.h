@@ -67,6 +67,15 @@ class RowIndex {
     }
   }
 
+  // Makes room for `n` rows in all, so that inserting up to that many never rebuilds the index (a
+  // restore knows a table's row count from its Table record). Rows already held are reinserted.
+  template <typename IdOf>
+  void Reserve(size_t n, const IdOf& id_of) {
+    // The smallest slot count keeping the load at most 4/5 with n rows, as FindOrInsert keeps it.
+    const size_t slots = n + n / 4 + 1;
+    if (slots > slots_.size()) Rebuild(slots, id_of);
+  }
+
   size_t size() const { return size_; }
   // Bytes of the slot array, for memory accounting.
   size_t memory_bytes() const { return slots_.bytes(); }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -62,6 +64,60 @@ absl::StatusOr<v1::SaveShardResponse> SaveShardFile(const VariableStore& store,
   return response;
 }
 
+namespace {
+
+// The shard files as ImportState reads them, one after another as one stream: records in pieces,
+// progress reported (and, in tests, the pace held down) as each record starts, and each file's
+// digest checked at its end, before the next file is read and before ImportState swaps the new
+// state in.
+class ShardFilesSource : public RecordPieceSource {
+ public:
+  ShardFilesSource(std::vector<std::unique_ptr<RecordFileReader>>& readers,
+                   const std::vector<std::optional<FileDigest>>& expected, ShardPace& pace)
+      : readers_(readers), expected_(expected), pace_(pace) {}
+
+  absl::StatusOr<bool> Begin(uint64_t& size) override {
+    while (current_ < readers_.size()) {
+      RecordFileReader& reader = *readers_[current_];
+      if (reader.offset() > 0) {
+        TJ_RETURN_IF_ERROR(pace_.Advance(done_before_ + static_cast<int64_t>(reader.offset())));
+      }
+      TJ_ASSIGN_OR_RETURN(bool more, reader.BeginRecord(&size));
+      if (more) return true;
+      const std::optional<FileDigest>& expected = expected_[current_];
+      if (expected.has_value() && reader.digest() != *expected) {
+        return absl::DataLossError(absl::StrCat(reader.path(), ": digest mismatch: expected ",
+                                                ToString(*expected), ", actual ",
+                                                ToString(reader.digest())));
+      }
+      done_before_ += static_cast<int64_t>(reader.file_size());
+      ++current_;
+    }
+    return false;
+  }
+  absl::Status Read(char* out, size_t size) override {
+    return readers_[current_]->ReadRecord(out, size);
+  }
+  uint64_t bytes_left() const override {
+    uint64_t left = 0;
+    for (size_t i = current_; i < readers_.size(); ++i) {
+      left += readers_[i]->file_size() - readers_[i]->offset();
+    }
+    return left;
+  }
+  // The file being read (the last one once all are read).
+  size_t current() const { return std::min(current_, readers_.size() - 1); }
+
+ private:
+  std::vector<std::unique_ptr<RecordFileReader>>& readers_;
+  const std::vector<std::optional<FileDigest>>& expected_;
+  ShardPace& pace_;
+  size_t current_ = 0;
+  int64_t done_before_ = 0;  // bytes of the files read completely
+};
+
+}  // namespace
+
 absl::StatusOr<v1::RestoreShardResponse> RestoreShardFile(VariableStore& store,
                                                           const std::string& path,
                                                           const ShardFileOptions& options) {
@@ -74,41 +130,53 @@ absl::StatusOr<v1::RestoreShardResponse> RestoreShardFiles(VariableStore& store,
   if (paths.empty() || paths.front().empty()) {
     return absl::InvalidArgumentError("restore shard: empty path");
   }
-  // Every file is opened (and so found) before the store is touched; they are then read one after
-  // another as one stream: a full save's records, then each delta's.
+  if (!options.expected_delta_digests.empty() &&
+      options.expected_delta_digests.size() != paths.size() - 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("restore shard: ", options.expected_delta_digests.size(),
+                     " delta digests for ", paths.size() - 1, " delta files"));
+  }
+  std::vector<std::optional<FileDigest>> expected(paths.size());
+  expected[0] = options.expected_digest;
+  for (size_t i = 0; i < options.expected_delta_digests.size(); ++i) {
+    expected[i + 1] = options.expected_delta_digests[i];
+  }
+  // Every file is opened (and so found) and its size checked before the store is touched.
   std::vector<std::unique_ptr<RecordFileReader>> readers;
   int64_t total = 0;
-  for (const std::string& path : paths) {
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const std::string& path = paths[i];
     if (path.empty()) return absl::InvalidArgumentError("restore shard: empty delta path");
-    TJ_ASSIGN_OR_RETURN(std::unique_ptr<RecordFileReader> reader, RecordFileReader::Open(path));
-    total += static_cast<int64_t>(reader->file_size());
-    readers.push_back(std::move(reader));
+    absl::StatusOr<std::unique_ptr<RecordFileReader>> reader = RecordFileReader::Open(path);
+    if (!reader.ok()) {
+      if (expected[i].has_value() && absl::IsNotFound(reader.status())) {
+        // Its checkpoint's manifest lists it: the checkpoint has lost a file.
+        return absl::DataLossError(absl::StrCat(path, ": missing (its checkpoint lists it with ",
+                                                ToString(*expected[i]),
+                                                "): ", reader.status().message()));
+      }
+      return reader.status();
+    }
+    if (expected[i].has_value() && (*reader)->file_size() != expected[i]->bytes) {
+      return absl::DataLossError(absl::StrCat(path, ": size mismatch: expected ",
+                                              expected[i]->bytes, " bytes, actual ",
+                                              (*reader)->file_size(), " bytes"));
+    }
+    total += static_cast<int64_t>((*reader)->file_size());
+    readers.push_back(*std::move(reader));
   }
   ShardPace pace(options, total);
-  size_t current = 0;
-  int64_t done_before = 0;  // bytes of the files read completely
-  absl::StatusOr<StateCounts> counts = store.ImportState(
-      [&](std::string& record) -> absl::StatusOr<bool> {
-        while (current < readers.size()) {
-          TJ_ASSIGN_OR_RETURN(bool more, readers[current]->Next(&record));
-          if (more) {
-            TJ_RETURN_IF_ERROR(pace.Advance(done_before +
-                                            static_cast<int64_t>(readers[current]->offset())));
-            return true;
-          }
-          done_before += static_cast<int64_t>(readers[current]->file_size());
-          ++current;
-        }
-        return false;
-      });
+  ShardFilesSource source(readers, expected, pace);
+  absl::StatusOr<StateCounts> counts = store.ImportState(source);
   if (!counts.ok()) {
-    const std::string& path = paths[std::min(current, paths.size() - 1)];
-    return absl::Status(counts.status().code(),
-                        absl::StrCat("restore from ", path,
-                                     paths.size() > 1 ? absl::StrCat(" (file ", current + 1,
-                                                                     " of ", paths.size(), ")")
-                                                      : "",
-                                     ": ", counts.status().message()));
+    const size_t current = source.current();
+    const std::string& path = paths[current];
+    return absl::Status(
+        counts.status().code(),
+        absl::StrCat(
+            "restore from ", path,
+            paths.size() > 1 ? absl::StrCat(" (file ", current + 1, " of ", paths.size(), ")") : "",
+            ": ", counts.status().message()));
   }
   v1::RestoreShardResponse response;
   response.set_num_variables(counts->num_variables);

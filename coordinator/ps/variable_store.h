@@ -98,6 +98,9 @@ class VariableStore {
   // record), malformed or inconsistent, or a delta of another save; the store is then left
   // unchanged. The next delta can be made since the last save read.
   absl::StatusOr<StateCounts> ImportState(const RecordSource& source);
+  // The same from a source of records in pieces: dense chunks are read straight into the new
+  // variables, and a table's row index is sized from its row count before its rows arrive.
+  absl::StatusOr<StateCounts> ImportState(RecordPieceSource& source);
 
   // Bounds the memory embedding rows may take: a Lookup or PushSparse that could create rows
   // beyond `bytes` (with the dense variables' bytes) is ResourceExhausted naming the table, its

@@ -2,6 +2,7 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -77,7 +78,81 @@ absl::StatusOr<bool> VariableStore::ExportState(const RecordSink& sink,
   return delta;
 }
 
+namespace {
+
+// A whole-record source seen as one in pieces (nothing is read in place; nothing is reserved).
+class WholeRecords : public RecordPieceSource {
+ public:
+  explicit WholeRecords(const RecordSource& source) : source_(source) {}
+  absl::StatusOr<bool> Begin(uint64_t& size) override {
+    TJ_ASSIGN_OR_RETURN(bool more, source_(record_));
+    read_ = 0;
+    size = record_.size();
+    return more;
+  }
+  absl::Status Read(char* out, size_t size) override {
+    if (size > record_.size() - read_) return absl::InternalError("read past a record's end");
+    std::memcpy(out, record_.data() + read_, size);
+    read_ += size;
+    return absl::OkStatus();
+  }
+  uint64_t bytes_left() const override { return 0; }
+
+ private:
+  const RecordSource& source_;
+  std::string record_;
+  size_t read_ = 0;
+};
+
+// The dense variable being imported and how far each of its arrays (values, then each slot) is
+// filled: chunks must come in order and cover every element exactly once, since a restored
+// variable's memory is not cleared first.
+class VariableFill {
+ public:
+  VariableFill() = default;
+  explicit VariableFill(std::shared_ptr<DenseVariable> variable)
+      : variable_(std::move(variable)),
+        filled_(static_cast<size_t>(1 + variable_->optimizer().num_slots()), 0) {}
+
+  DenseVariable* get() const { return variable_.get(); }
+
+  // Where a chunk of `bytes` at (slot, offset) goes, after checking that it follows the last one.
+  absl::StatusOr<char*> Target(int32_t slot, int64_t offset, uint64_t bytes) {
+    TJ_ASSIGN_OR_RETURN(char* target, variable_->ChunkTarget(slot, offset, bytes));
+    int64_t& filled = filled_[static_cast<size_t>(slot)];
+    if (offset != filled) {
+      return Corrupt(absl::StrCat("variable '", variable_->name(), "': a chunk of slot ", slot,
+                                  " at element ", offset, " where element ", filled,
+                                  " was due (chunks must follow each other)"));
+    }
+    filled += static_cast<int64_t>(bytes / sizeof(float));
+    return target;
+  }
+
+  // DataLoss when some array lacks elements.
+  absl::Status Finish() const {
+    if (variable_ == nullptr) return absl::OkStatus();
+    int64_t lacking = 0;
+    for (int64_t filled : filled_) {
+      lacking += static_cast<int64_t>(variable_->num_elements()) - filled;
+    }
+    if (lacking == 0) return absl::OkStatus();
+    return Corrupt(absl::StrCat("variable '", variable_->name(), "' lacks ", lacking, " floats"));
+  }
+
+ private:
+  std::shared_ptr<DenseVariable> variable_;
+  std::vector<int64_t> filled_;
+};
+
+}  // namespace
+
 absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& source) {
+  WholeRecords records(source);
+  return ImportState(records);
+}
+
+absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source) {
   VariableMap variables;
   TableMap tables;
   // The segment being read: a full export, then deltas, each from its header to its end record.
@@ -86,16 +161,12 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& sourc
   uint64_t save_id = 0;
   absl::flat_hash_set<std::string> seen;  // names of this segment
   // What the variable or table being read should end up with, checked when the next one starts.
-  std::shared_ptr<DenseVariable> variable;
-  int64_t variable_floats_left = 0;
+  VariableFill variable;
   std::shared_ptr<EmbeddingTable> table;
   int64_t table_rows_left = 0;
   int64_t table_rows_total = 0;
   auto finish_current = [&]() -> absl::Status {
-    if (variable != nullptr && variable_floats_left != 0) {
-      return Corrupt(absl::StrCat("variable '", variable->name(), "' lacks ", variable_floats_left,
-                                  " floats"));
-    }
+    TJ_RETURN_IF_ERROR(variable.Finish());
     if (table != nullptr && table_rows_left != 0) {
       return Corrupt(absl::StrCat("table '", table->name(), "' lacks ", table_rows_left, " rows"));
     }
@@ -104,7 +175,7 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& sourc
                                   " rows after the delta of save ", save_id, ", which says ",
                                   table_rows_total));
     }
-    variable = nullptr;
+    variable = VariableFill();
     table = nullptr;
     return absl::OkStatus();
   };
@@ -114,10 +185,33 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& sourc
   int64_t num_records = 0;  // in this segment
   bool ended = true;        // no segment open
   while (true) {
-    TJ_ASSIGN_OR_RETURN(bool more, source(buffer));
+    uint64_t size = 0;
+    TJ_ASSIGN_OR_RETURN(bool more, source.Begin(size));
     if (!more) break;
-    // Dense chunks and rows, nearly all of a shard's bytes, are viewed in `buffer` instead of
-    // copied into a parsed message; every other record (and an unusually encoded one) is parsed.
+    // The record's first bytes say whether it is a dense chunk of the current variable (there is
+    // none between segments): then its floats are read straight into the variable, the bulk of a
+    // shard never passing through `buffer`.
+    char head[kDenseChunkHeadBytes];
+    const size_t head_size = static_cast<size_t>(std::min<uint64_t>(size, sizeof(head)));
+    TJ_RETURN_IF_ERROR(source.Read(head, head_size));
+    if (variable.get() != nullptr) {
+      if (std::optional<DenseChunkHead> chunk =
+              ViewDenseChunkHead(std::string_view(head, head_size), size);
+          chunk.has_value()) {
+        TJ_ASSIGN_OR_RETURN(char* target,
+                            variable.Target(chunk->slot, chunk->offset, chunk->data_size));
+        const size_t in_head = head_size - chunk->data_start;
+        std::memcpy(target, head + chunk->data_start, in_head);
+        TJ_RETURN_IF_ERROR(source.Read(target + in_head, chunk->data_size - in_head));
+        ++num_records;
+        continue;
+      }
+    }
+    buffer.resize(size);
+    std::memcpy(buffer.data(), head, head_size);
+    TJ_RETURN_IF_ERROR(source.Read(buffer.data() + head_size, size - head_size));
+    // Rows, and dense chunks encoded unusually, are viewed in `buffer` instead of copied into a
+    // parsed message; every other record is parsed.
     v1::StateRecord::KindCase kind;
     DenseChunkView chunk;
     RowsView rows;
@@ -155,8 +249,8 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& sourc
       }
       if (segments > 0 && (base == 0 || base != save_id)) {
         return Corrupt(absl::StrCat(
-            "save ", record.header().save_id(), " is not a delta of the save before it (",
-            save_id, "): it is ", base == 0 ? "a full save" : absl::StrCat("a delta since ", base)));
+            "save ", record.header().save_id(), " is not a delta of the save before it (", save_id,
+            "): it is ", base == 0 ? "a full save" : absl::StrCat("a delta since ", base)));
       }
       ++segments;
       delta = base != 0;
@@ -182,18 +276,20 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& sourc
         if (!delta && variables.contains(spec.name())) {
           return Corrupt(absl::StrCat("variable '", spec.name(), "' appears twice"));
         }
-        variable_floats_left = config->spec.num_elements() * (1 + config->optimizer.num_slots());
+        auto created = std::make_shared<DenseVariable>(*std::move(config));
+        created->set_step(record.variable().step());
         // Dense variables are whole in every save, deltas included.
-        variable = std::make_shared<DenseVariable>(*std::move(config));
-        variable->set_step(record.variable().step());
-        variables.insert_or_assign(spec.name(), variable);
+        variables.insert_or_assign(spec.name(), created);
+        variable = VariableFill(std::move(created));
         break;
       }
-      case v1::StateRecord::kDenseChunk:
-        if (variable == nullptr) return Corrupt("a dense chunk outside a variable");
-        TJ_RETURN_IF_ERROR(variable->ImportChunk(chunk));
-        variable_floats_left -= static_cast<int64_t>(chunk.data.size() / 4);
+      case v1::StateRecord::kDenseChunk: {
+        if (variable.get() == nullptr) return Corrupt("a dense chunk outside a variable");
+        TJ_ASSIGN_OR_RETURN(char* target,
+                            variable.Target(chunk.slot, chunk.offset, chunk.data.size()));
+        if (!chunk.data.empty()) std::memcpy(target, chunk.data.data(), chunk.data.size());
         break;
+      }
       case v1::StateRecord::kTable: {
         TJ_RETURN_IF_ERROR(finish_current());
         const v1::TableSpec& spec = record.table().spec();
@@ -221,6 +317,14 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& sourc
           tables.insert_or_assign(spec.name(), table);
         }
         table_rows_total = record.table().num_rows();
+        {
+          // Sized once for the rows it will hold instead of growing its way there; never beyond
+          // what the rest of the stream could add, whatever the record claims.
+          const uint64_t row_bytes = sizeof(int64_t) + table->row_bytes();
+          const auto held = static_cast<uint64_t>(table->num_rows());
+          table->ReserveRows(std::min<uint64_t>(static_cast<uint64_t>(table_rows_total),
+                                                held + source.bytes_left() / row_bytes));
+        }
         table_rows_left = delta ? record.table().changed_rows() : table_rows_total;
         break;
       }

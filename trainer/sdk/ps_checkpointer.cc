@@ -9,6 +9,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator/base/coordinator_generation.h"
 #include "coordinator/base/status_macros.h"
@@ -109,8 +110,8 @@ absl::StatusOr<SavedCheckpoint> PsCheckpointer::Save(int64_t step, const nlohman
     shards.emplace(ShardName(task, num_ps), digest);
     if (shard.delta()) {
       if (!requests[index].since_save_id()) {
-        return absl::InternalError(absl::StrCat("parameter server task ", task,
-                                                " saved a delta that was not asked for"));
+        return absl::InternalError(
+            absl::StrCat("parameter server task ", task, " saved a delta that was not asked for"));
       }
       ++deltas;
       chains[index] = chains_[index];
@@ -130,15 +131,49 @@ absl::StatusOr<std::optional<RestoredCheckpoint>> PsCheckpointer::RestoreLatest(
     const StateCheck& check_state) {
   // From now on the directory is this coordinator's: an older one still running stops saving.
   TJ_RETURN_IF_ERROR(store_.Claim());
-  TJ_ASSIGN_OR_RETURN(std::optional<Checkpoint> latest, store_.LatestValid());
-  if (!latest.has_value()) return std::optional<RestoredCheckpoint>();
-  if (check_state) TJ_RETURN_IF_ERROR(check_state(latest->state, latest->dir));
+  // The store checks manifests and shard sizes; each PS checks its shard's CRC-32C as it reads it
+  // (one pass over the shard, not a verification pass and then the restore's). A shard that fails
+  // there (DataLoss naming the file) sends the restore to the previous checkpoint, as a failed
+  // verification would: every PS is then restored again, from that one.
+  std::vector<std::string> failures;
+  int64_t before_step = kMaxCheckpointStep + 1;
+  while (true) {
+    absl::StatusOr<std::optional<Checkpoint>> latest =
+        store_.LatestValid(ShardCheck::kSizeOnly, before_step);
+    if (!latest.ok() || !latest->has_value()) {
+      if (failures.empty()) {
+        if (!latest.ok()) return latest.status();
+        return std::optional<RestoredCheckpoint>();
+      }
+      if (!latest.ok()) failures.emplace_back(latest.status().message());
+      return absl::DataLossError(absl::StrCat("no valid checkpoint in ", store_.dir(), ": ",
+                                              absl::StrJoin(failures, "; ")));
+    }
+    const Checkpoint& checkpoint = **latest;
+    absl::Status restored = RestoreInto(checkpoint, check_state);
+    if (restored.ok()) {
+      nlohmann::json state = checkpoint.state;
+      state.erase(kSaveIdKey);
+      return std::optional<RestoredCheckpoint>(
+          RestoredCheckpoint{checkpoint.step, checkpoint.dir, std::move(state)});
+    }
+    if (!absl::IsDataLoss(restored)) return restored;
+    spdlog::warn("checkpoint {}: skipped, falling back to the previous one: {}", checkpoint.dir,
+                 std::string(restored.message()));
+    failures.emplace_back(restored.message());
+    before_step = checkpoint.step;
+  }
+}
+
+absl::Status PsCheckpointer::RestoreInto(const Checkpoint& checkpoint,
+                                         const StateCheck& check_state) {
+  if (check_state) TJ_RETURN_IF_ERROR(check_state(checkpoint.state, checkpoint.dir));
   const int num_ps = static_cast<int>(ps_.size());
   int own_shards = 0;
-  for (const ManifestShard& shard : latest->shards) own_shards += shard.checkpoint_step < 0;
+  for (const ManifestShard& shard : checkpoint.shards) own_shards += shard.checkpoint_step < 0;
   if (own_shards != num_ps) {
     return absl::FailedPreconditionError(
-        absl::StrCat("checkpoint ", latest->dir, " holds ", own_shards,
+        absl::StrCat("checkpoint ", checkpoint.dir, " holds ", own_shards,
                      " parameter-server shard(s) but the job has ", num_ps,
                      " PS task(s); restore it with the same number of PS replicas"));
   }
@@ -147,42 +182,47 @@ absl::StatusOr<std::optional<RestoredCheckpoint>> PsCheckpointer::RestoreLatest(
   for (int task = 0; task < num_ps; ++task) {
     const std::string name = ShardName(task, num_ps);
     std::vector<ManifestShard>& chain = chains[static_cast<size_t>(task)];
-    for (const ManifestShard& shard : latest->shards) {
+    for (const ManifestShard& shard : checkpoint.shards) {
       if (shard.name != name) continue;
       chain.push_back(shard);
-      if (chain.back().checkpoint_step < 0) chain.back().checkpoint_step = latest->step;
+      if (chain.back().checkpoint_step < 0) chain.back().checkpoint_step = checkpoint.step;
     }
     std::sort(chain.begin(), chain.end(), [](const ManifestShard& a, const ManifestShard& b) {
       return a.checkpoint_step < b.checkpoint_step;
     });
-    if (chain.empty() || chain.back().checkpoint_step != latest->step) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "checkpoint ", latest->dir, " has no shard ", name, " for parameter server task ", task));
+    if (chain.empty() || chain.back().checkpoint_step != checkpoint.step) {
+      return absl::FailedPreconditionError(absl::StrCat("checkpoint ", checkpoint.dir,
+                                                        " has no shard ", name,
+                                                        " for parameter server task ", task));
     }
   }
-  // Every PS reads its files at the same time.
+  // Every PS reads its files at the same time, checking each one's digest (the manifest's) from
+  // its records' CRCs as it reads it: a corrupt or missing file of the chain is DataLoss naming it.
   TJ_RETURN_IF_ERROR(
       OnEveryPs<v1::RestoreShardResponse>(num_ps, [&](int task, grpc::ClientContext& context) {
         v1::RestoreShardRequest request;
         for (const ManifestShard& shard : chains[static_cast<size_t>(task)]) {
-          const std::string path = shard.checkpoint_step == latest->step
-                                       ? latest->ShardPath(shard.name)
-                                       : latest->FilePath(shard);
+          const std::string path = shard.checkpoint_step == checkpoint.step
+                                       ? checkpoint.ShardPath(shard.name)
+                                       : checkpoint.FilePath(shard);
+          v1::ShardDigest* digest = nullptr;
           if (request.path().empty()) {
             request.set_path(path);
+            digest = request.mutable_digest();
           } else {
             request.add_delta_paths(path);
+            digest = request.add_delta_digests();
           }
+          digest->set_bytes(static_cast<int64_t>(shard.digest.bytes));
+          digest->set_crc32c(shard.digest.crc32c);
         }
         return ps_[static_cast<size_t>(task)]->RestoreShard(context, request);
       }).status());
-  const auto id = latest->state.find(kSaveIdKey);
-  last_save_id_ = id != latest->state.end() && id->is_number_unsigned() ? id->get<uint64_t>() : 0;
+  const auto id = checkpoint.state.find(kSaveIdKey);
+  last_save_id_ =
+      id != checkpoint.state.end() && id->is_number_unsigned() ? id->get<uint64_t>() : 0;
   chains_ = std::move(chains);
-  nlohmann::json state = latest->state;
-  state.erase(kSaveIdKey);
-  return std::optional<RestoredCheckpoint>(
-      RestoredCheckpoint{latest->step, latest->dir, std::move(state)});
+  return absl::OkStatus();
 }
 
 }  // namespace tj::sdk

@@ -60,6 +60,9 @@ class PsCheckpointer {
   absl::StatusOr<SavedCheckpoint> Save(int64_t step, const nlohmann::json& state);
 
   // Restores the newest checkpoint that verifies into every PS task; nullopt when there is none.
+  // A checkpoint whose shard, or a delta or full save of whose chain, a PS finds corrupt or missing
+  // (DataLoss naming the file) is skipped for the one before, as one whose manifest does not
+  // verify is.
   // FailedPrecondition when it was taken with another number of PS tasks. `check_state`, when
   // given, sees the checkpoint's state and directory before any PS is touched; its error is
   // returned as is (e.g. another placement of the variables).
@@ -69,6 +72,10 @@ class PsCheckpointer {
       const StateCheck& check_state = nullptr);
 
  private:
+  // Restores `checkpoint` into every PS task, each checking the digest of every file of its chain
+  // (full save, then deltas) as it reads it. On success, the next save builds on it.
+  absl::Status RestoreInto(const Checkpoint& checkpoint, const StateCheck& check_state);
+
   CheckpointStore store_;
   std::vector<std::shared_ptr<PsClient>> ps_;
   const int full_every_;

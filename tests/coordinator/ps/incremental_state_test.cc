@@ -49,7 +49,8 @@ Saved Save(const VariableStore& store, uint64_t save_id, uint64_t since = 0) {
 // The records of several saves read as one stream (a full save, then deltas).
 absl::StatusOr<StateCounts> Restore(VariableStore& store, const std::vector<Saved>& saves) {
   auto all = std::make_shared<std::vector<std::string>>();
-  for (const Saved& saved : saves) all->insert(all->end(), saved.records.begin(), saved.records.end());
+  for (const Saved& saved : saves)
+    all->insert(all->end(), saved.records.begin(), saved.records.end());
   return store.ImportState(testing::SourceOf(*all));
 }
 
@@ -185,8 +186,8 @@ TEST(IncrementalStateTest, ASaveItCannotBuildOnIsWrittenWhole) {
 
   VariableStore dense_only;
   ASSERT_TRUE(dense_only
-                  .Create(CreateRequest({InitializedVariable("dense", {2, 2}, NormalInit(1),
-                                                             AdamOptimizer(0.01f))}))
+                  .Create(CreateRequest(
+                      {InitializedVariable("dense", {2, 2}, NormalInit(1), AdamOptimizer(0.01f))}))
                   .ok());
   EXPECT_FALSE(Save(dense_only, 34).delta);
   EXPECT_FALSE(Save(dense_only, 35, 34).delta);
@@ -250,6 +251,54 @@ TEST(IncrementalStateTest, ShardFilesRestoreAsAChainAndNameTheFileAtFault) {
   auto missing = RestoreShardFiles(restored, {dir.Join("full"), dir.Join("gone")});
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.status().message(), HasSubstr(dir.Join("gone")));
+}
+
+// A restore told the manifest's digests checks each file of the chain, deltas included: a delta
+// of the right size but another CRC, or missing though its manifest lists it, is DataLoss naming
+// that delta, and the store is left as it was.
+TEST(IncrementalStateTest, EachDeltaOfAChainIsCheckedAgainstItsDigest) {
+  testing::TempDir dir;
+  VariableStore store;
+  Create(store);
+  PushRows(store, "emb", Ids(0, 200), 1.0f);
+  ShardFileOptions options;
+  options.save = {61, 0};
+  auto full = SaveShardFile(store, dir.Join("full"), options);
+  ASSERT_TRUE(full.ok()) << full.status();
+  PushRows(store, "emb", Ids(5, 4), 2.0f);
+  options.save = {62, 61};
+  auto delta = SaveShardFile(store, dir.Join("delta"), options);
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  ASSERT_TRUE(delta->delta());
+  const FileDigest full_digest{static_cast<uint64_t>(full->bytes()), full->crc32c()};
+  const FileDigest delta_digest{static_cast<uint64_t>(delta->bytes()), delta->crc32c()};
+
+  VariableStore target;
+  Create(target);
+  const auto before = ViewOf(target);
+  ShardFileOptions restore;
+  restore.expected_digest = full_digest;
+  restore.expected_delta_digests = {FileDigest{delta_digest.bytes, delta_digest.crc32c ^ 1}};
+  auto wrong = RestoreShardFiles(target, {dir.Join("full"), dir.Join("delta")}, restore);
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kDataLoss) << wrong.status();
+  EXPECT_THAT(wrong.status().message(), HasSubstr(dir.Join("delta") + ": digest mismatch"));
+  EXPECT_TRUE(ViewOf(target) == before);
+
+  restore.expected_delta_digests = {delta_digest};
+  auto missing = RestoreShardFiles(target, {dir.Join("full"), dir.Join("gone")}, restore);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kDataLoss) << missing.status();
+  EXPECT_THAT(missing.status().message(), HasSubstr(dir.Join("gone")));
+  restore.expected_delta_digests = {};
+  restore.expected_delta_digests.resize(2);
+  EXPECT_EQ(
+      RestoreShardFiles(target, {dir.Join("full"), dir.Join("delta")}, restore).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(ViewOf(target) == before);
+
+  restore.expected_delta_digests = {delta_digest};
+  auto counts = RestoreShardFiles(target, {dir.Join("full"), dir.Join("delta")}, restore);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_TRUE(ViewOf(target) == ViewOf(store));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -168,6 +169,42 @@ TEST(IncrementalCheckpointTest, AMissingDeltaIsDataLossNamingItAndTheCheckpointB
   const absl::Status three = store.Load(3).status();
   EXPECT_EQ(three.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(three.message(), HasSubstr(missing));
+
+  Cluster fresh = Cluster::Start();
+  auto restored = PsCheckpointer(dir.path(), 10, fresh.clients, 5).RestoreLatest();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_TRUE(restored->has_value());
+  EXPECT_EQ((*restored)->step, 1);
+  EXPECT_TRUE(fresh.States() == states[0]);
+}
+
+// The coordinator checks only sizes before a restore (ShardCheck::kSizeOnly); each PS checks the
+// CRC of every file of its chain as it reads it. A delta whose size is right but whose bytes are
+// not fails there (DataLoss naming it), and the restore falls back to a checkpoint without it.
+TEST(IncrementalCheckpointTest, ADeltaThePsFindsCorruptFallsBackToACheckpointWithoutIt) {
+  Cluster cluster = Cluster::Start();
+  cluster.Create();
+  TempDir dir;
+  PsCheckpointer checkpointer(dir.path(), 10, cluster.clients, /*full_every=*/5);
+  std::vector<std::vector<testing::StoreStateView>> states;
+  for (int64_t step = 1; step <= 3; ++step) {
+    cluster.Train(step * 100, 10, static_cast<float>(step));
+    auto saved = checkpointer.Save(step, {{"step", step}});
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    EXPECT_EQ(saved->deltas, step == 1 ? 0 : kNumPs);
+    states.push_back(cluster.States());
+  }
+  // One byte near the end of step 2's delta of ps-0 (the rows' floats): same size, another CRC.
+  const std::string corrupt = StepDir(dir.path(), 2) + "/" + PsCheckpointer::ShardName(0, kNumPs);
+  {
+    std::fstream file(corrupt, std::ios::in | std::ios::out | std::ios::binary);
+    const auto at = static_cast<std::streamoff>(std::filesystem::file_size(corrupt) / 2);
+    file.seekg(at);
+    const char byte = static_cast<char>(file.get());
+    file.seekp(at);
+    file.put(static_cast<char>(byte ^ 0x10));
+  }
+  ASSERT_TRUE(CheckpointStore(dir.path(), 10).Load(3, ShardCheck::kSizeOnly).ok());
 
   Cluster fresh = Cluster::Start();
   auto restored = PsCheckpointer(dir.path(), 10, fresh.clients, 5).RestoreLatest();

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "coordinator/checkpoint/checkpoint_store.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/ps/ps_error.h"
+#include "tests/coordinator/checkpoint/log_capture.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait_for.h"
 #include "tjctl/local/process.h"
@@ -159,6 +161,47 @@ TEST(PsCheckpointerProcessTest, EveryPsSavesAtTheSameTimeAndTheCheckpointRestore
   auto after = ps1.client->Pull({"v3"});
   ASSERT_TRUE(after.ok());
   EXPECT_EQ((*after)[0].data(), (*pulled)[0].data());
+}
+
+// The coordinator no longer reads a shard to verify it before a PS reads it again: the PS checks the
+// manifest's CRC as it restores. A shard whose size is right but whose bytes are not is found
+// there (DataLoss naming the file), and every PS is restored from the previous checkpoint instead.
+TEST(PsCheckpointerProcessTest, AShardThePsFindsCorruptFallsBackToThePreviousCheckpoint) {
+  Ps ps0 = StartPs(0, 0, 2);
+  Ps ps1 = StartPs(1, 0, 2);
+  TempDir dir;
+  PsCheckpointer checkpointer(dir.path(), 3, Clients({&ps0, &ps1}));
+  ASSERT_TRUE(checkpointer.Save(5, {{"step", 5}}).ok());
+  auto at5 = ps0.client->Pull({"v1"});
+  ASSERT_TRUE(at5.ok());
+  ASSERT_TRUE(ps0.client->Push({"v1"}, {(*at5)[0]}).ok());
+  ASSERT_TRUE(checkpointer.Save(9, {{"step", 9}}).ok());
+  // One byte deep inside ps-0's newest shard (a float of v1): its record's CRC no longer matches.
+  const std::string corrupt = StepDir(dir.path(), 9) + "/ps-0-of-2.state";
+  {
+    std::fstream file(corrupt, std::ios::in | std::ios::out | std::ios::binary);
+    const auto at = static_cast<std::streamoff>(std::filesystem::file_size(corrupt) - 1000);
+    file.seekg(at);
+    const char byte = static_cast<char>(file.get());
+    file.seekp(at);
+    file.put(static_cast<char>(byte ^ 0x10));
+  }
+
+  std::string log;
+  absl::StatusOr<std::optional<RestoredCheckpoint>> restored;
+  {
+    ::tj::testing::LogCapture capture;
+    restored = checkpointer.RestoreLatest();
+    log = capture.text();
+  }
+
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_TRUE(restored->has_value());
+  EXPECT_EQ((*restored)->step, 5);
+  EXPECT_THAT(log, AllOf(HasSubstr("skipped, falling back"), HasSubstr(corrupt)));
+  auto after = ps0.client->Pull({"v1"});
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ((*after)[0].data(), (*at5)[0].data());
 }
 
 TEST(PsCheckpointerProcessTest, AFrozenPsFailsTheSaveWithAStallErrorNamingIt) {
