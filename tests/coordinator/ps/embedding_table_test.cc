@@ -132,6 +132,32 @@ TEST(RowIndexTest, FindsWhatWasInsertedAndNothingElse) {
   EXPECT_GE(index.memory_bytes(), 100000u * 4 * 5 / 4);
 }
 
+// A restore reserves the index for the row count a Table record announces: inserting up to that
+// many rows then never rebuilds it, and rows held before the reservation are still found.
+TEST(RowIndexTest, ReserveMakesRoomOnceAndKeepsTheRowsHeld) {
+  RowIndex index;
+  std::vector<int64_t> ids;
+  const auto id_of = [&](uint32_t row) { return ids.at(row); };
+  const auto insert = [&](int64_t id) {
+    const auto [row, inserted] = index.FindOrInsert(id, RowHash(id), id_of);
+    ASSERT_TRUE(inserted) << id;
+    ASSERT_EQ(row, ids.size());
+    ids.push_back(id);
+  };
+  for (int64_t id = 0; id < 100; ++id) insert(id * 7);
+  index.Reserve(50000, id_of);
+  const size_t reserved = index.memory_bytes();
+  EXPECT_GE(reserved, 50000u * 4 * 5 / 4);
+  for (int64_t id = 0; id < 100; ++id) EXPECT_EQ(index.Find(id * 7, RowHash(id * 7), id_of), id);
+  for (int64_t id = 100; id < 50000; ++id) insert(id * 7);
+  EXPECT_EQ(index.memory_bytes(), reserved);
+  index.Reserve(10, id_of);  // never shrinks
+  EXPECT_EQ(index.memory_bytes(), reserved);
+  for (int64_t id = 0; id < 50000; id += 13) {
+    ASSERT_EQ(index.Find(id * 7, RowHash(id * 7), id_of), id);
+  }
+}
+
 TEST(EmbeddingTableTest, RowsBeyondTheMemoryBudgetAreRefusedBeforeAnyIsCreated) {
   VariableStore store;
   ASSERT_TRUE(store.Create(CreateTablesRequest({Table("emb", 16, ConstantInit(0.5f)),
