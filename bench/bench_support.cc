@@ -137,10 +137,12 @@ WorkerProcess::~WorkerProcess() {
   if (stdout_fd_ >= 0) close(stdout_fd_);
 }
 
-double WorkerProcess::CpuSeconds() const {
+double WorkerProcess::CpuSeconds() const { return ProcessCpuSeconds(pid_); }
+
+double ProcessCpuSeconds(pid_t pid) {
   // Fields 14 and 15 of /proc/PID/stat (utime, stime) in clock ticks; the command name in field 2
   // may contain spaces, so fields are counted from its closing parenthesis.
-  const std::string stat = FirstLine(absl::StrCat("/proc/", pid_, "/stat"));
+  const std::string stat = FirstLine(absl::StrCat("/proc/", pid, "/stat"));
   const auto paren = stat.rfind(')');
   if (paren == std::string::npos) return 0;
   std::istringstream fields(stat.substr(paren + 2));

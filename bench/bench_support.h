@@ -39,6 +39,9 @@ class WorkerProcess {
   std::string address_;
 };
 
+// User + system CPU time process `pid` has used so far (10 ms resolution); 0 if it is gone.
+double ProcessCpuSeconds(pid_t pid);
+
 // User + system CPU time of this process (every thread).
 double SelfCpuSeconds();
 

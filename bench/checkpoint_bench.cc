@@ -32,6 +32,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "bench/baselines.h"
 #include "bench/bench_support.h"
 #include "coordinator/checkpoint/file_digest.h"
 #include "coordinator/ps/ps_client.h"
@@ -75,15 +76,6 @@ struct Config {
   // DONTNEED on those two files only), so that both reads come from the disk.
   bool cold = false;
 };
-
-// Evicts `path`'s clean pages from the page cache (its own pages only: nothing else is disturbed).
-void DropFromPageCache(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  fdatasync(fd);
-  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  close(fd);
-}
 
 // Fraction of `path`'s pages in the page cache (mincore), or -1 if it cannot be told.
 double CachedFraction(const std::string& path) {

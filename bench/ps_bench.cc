@@ -33,6 +33,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "bench/baselines.h"
 #include "bench/bench_support.h"
 #include "coordinator/base/malloc_tuning.h"
 #include "coordinator/ps/ps_client.h"
@@ -111,61 +112,6 @@ std::string SizeName(int64_t bytes) {
   if (bytes % (int64_t{1} << 20) == 0) return absl::StrCat(bytes >> 20, " MiB");
   if (bytes % 1024 == 0) return absl::StrCat(bytes >> 10, " KiB");
   return absl::StrCat(bytes, " B");
-}
-
-// ---------------------------------------------------------------------------------------------
-// Baseline: loopback TCP bandwidth measured by iperf3 (one stream, its default 128 KiB writes).
-
-struct IperfResult {
-  bool available = false;
-  std::string note;  // why not, when unavailable
-  double bits_per_second = 0;
-  double mib_per_second() const { return bits_per_second / 8 / kMiB; }
-};
-
-IperfResult RunIperf(int seconds) {
-  IperfResult result;
-  if (FindOnPath("iperf3").empty()) {
-    result.note = "iperf3 not installed (Debian package iperf3; scripts/install-deps.sh)";
-    return result;
-  }
-  const int port = PickFreePort();
-  if (port <= 0) {
-    result.note = "no free port for the iperf3 server";
-    return result;
-  }
-  const std::string port_arg = absl::StrCat(port);
-  auto server = BackgroundCommand::Start({"iperf3", "-s", "-1", "-p", port_arg});
-  if (!server.ok()) {
-    result.note = absl::StrCat("iperf3 server: ", server.status().message());
-    return result;
-  }
-  // The server needs a moment to listen; the client fails fast until it does.
-  std::string last_error;
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    auto client =
-        RunCommand({"iperf3", "-c", "127.0.0.1", "-p", port_arg, "-t", absl::StrCat(seconds), "-J"},
-                   /*capture_stderr=*/false, absl::Seconds(seconds + 30));
-    if (!client.ok()) {
-      last_error = std::string(client.status().message());
-      break;
-    }
-    const json out = json::parse(client->output, nullptr, /*allow_exceptions=*/false);
-    if (client->exit_code == 0 && !out.is_discarded() && out.contains("end") &&
-        out["end"].contains("sum_received") &&
-        out["end"]["sum_received"].contains("bits_per_second")) {
-      result.available = true;
-      result.bits_per_second = out["end"]["sum_received"]["bits_per_second"].get<double>();
-      (*server)->WaitForExit(absl::Seconds(5));
-      return result;
-    }
-    last_error = !out.is_discarded() && out.contains("error")
-                     ? out["error"].get<std::string>()
-                     : absl::StrCat("exit ", client->exit_code);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  result.note = absl::StrCat("iperf3 failed: ", last_error);
-  return result;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ BENCHMARKS=(
   "recovery:tj-bench-recovery"
   "goodput:tj-bench-goodput"
   "memory:tj-bench-memory"
+  "scale:tj-bench-scale"
   "watch-decode:tj-bench-watch-decode"
 )
 

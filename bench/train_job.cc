@@ -30,7 +30,7 @@ absl::StatusOr<std::unique_ptr<TrainJob>> TrainJob::Create(const TrainJobOptions
   std::unique_ptr<TrainJob> job(new TrainJob(options));
   job->dir_ = pattern;
   job->chief_ = FreeAddress();
-  job->ps_ = FreeAddress();
+  for (int i = 0; i < options.num_ps; ++i) job->ps_.push_back(FreeAddress());
   for (int i = 0; i < options.workers; ++i) job->workers_.push_back(FreeAddress());
   return job;
 }
@@ -54,7 +54,16 @@ absl::Status TrainJob::StartServers() {
   return absl::OkStatus();
 }
 
-absl::Status TrainJob::StartPs() { return Start("ps-0", "ps", 0, {}); }
+std::string TrainJob::PsName(int i) { return absl::StrCat("ps-", i); }
+
+absl::Status TrainJob::StartPs() {
+  for (int i = 0; i < num_ps(); ++i) {
+    if (absl::Status s = StartPs(i); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrainJob::StartPs(int i) { return Start(PsName(i), "ps", i, {}); }
 
 absl::Status TrainJob::StartWorker(int i) { return Start(WorkerName(i), "worker", i, {}); }
 
@@ -117,7 +126,7 @@ std::string TrainJob::LogTail(const std::string& name, size_t lines) const {
 }
 
 std::string TrainJob::TfConfig(const std::string& type, int index) const {
-  const json cluster = {{"chief", {chief_}}, {"ps", {ps_}}, {"worker", workers_}};
+  const json cluster = {{"chief", {chief_}}, {"ps", ps_}, {"worker", workers_}};
   return json{
       {"cluster", cluster}, {"task", {{"type", type}, {"index", index}}}, {"environment", "cloud"}}
       .dump();

@@ -1,5 +1,5 @@
 // A tj-train job of real processes on 127.0.0.1, started the way the operator and `tjctl run`
-// start one: one PS, N workers and the coordinator ("chief"), each a `tj-train` with the TF_CONFIG,
+// start one: M PS (one by default), N workers and the coordinator ("chief"), each a `tj-train` with the TF_CONFIG,
 // TJ_CHECKPOINT_DIR and TJ_PROGRESS_FILE it would get (as tests/trainer/train/train_cluster.h
 // does), in a fresh directory. Shared by the benchmarks that measure whole jobs (recovery,
 // goodput). Every process dies with the thread that started it (tjctl/local/process.h), so start
@@ -35,6 +35,7 @@ struct TrainJobOptions {
   std::string parent_dir = "/var/tmp";
   std::string name;  // the job's directory is <parent_dir>/<name>-XXXXXX
   int workers = 2;
+  int num_ps = 1;
   bool keep = false;  // keep the directory (logs, checkpoints, progress) afterwards
 };
 
@@ -56,10 +57,15 @@ class TrainJob {
   // Every process's stdout and stderr, appended across restarts: <dir>/<name>.log.
   std::string log_path(const std::string& name) const { return dir_ + "/" + name + ".log"; }
   static std::string WorkerName(int i);  // "worker-<i>"
+  static std::string PsName(int i);      // "ps-<i>"
+  int num_ps() const { return static_cast<int>(ps_.size()); }
 
-  // The PS and every worker (processes "ps-0", "worker-<i>").
+  // Every PS and every worker (processes "ps-<i>", "worker-<i>").
   absl::Status StartServers();
+  // Every PS.
   absl::Status StartPs();
+  // (Re)starts PS task i at its address.
+  absl::Status StartPs(int i);
   // (Re)starts worker i at its address: a replacement pod, same TF_CONFIG.
   absl::Status StartWorker(int i);
   absl::Status StartChief(const std::vector<std::string>& args);
@@ -86,7 +92,7 @@ class TrainJob {
   TrainJobOptions options_;
   std::string dir_;
   std::string chief_;
-  std::string ps_;
+  std::vector<std::string> ps_;
   std::vector<std::string> workers_;
   std::map<std::string, std::string> env_;
   std::map<std::string, local::ChildProcess> processes_;

@@ -29,6 +29,9 @@ EnvList ReplicaEnvironment(const v1alpha1::TrainingJob& job, ReplicaKey replica,
                      std::to_string(spec.checkpoint->interval_steps.value_or(0)));
     out.emplace_back(env::kCheckpointKeep, std::to_string(spec.checkpoint->keep.value_or(
                                                v1alpha1::kDefaultCheckpointKeep)));
+    out.emplace_back(env::kCheckpointFullEvery,
+                     std::to_string(spec.checkpoint->full_every.value_or(
+                         v1alpha1::kDefaultCheckpointFullEvery)));
   }
 
   const auto& codes = spec.fault_tolerance.restart_exit_codes;

@@ -15,7 +15,7 @@ packages=(
   libcivetweb-dev prometheus-cpp-dev  # the /metrics and health endpoints, the metrics registry
   # tools the tests use (Prometheus' metric checker)
   prometheus
-  iperf3  # loopback TCP bandwidth, the same-run baseline of bench/ps_bench.cc
+  iperf3  # loopback TCP bandwidth, the same-run baseline of bench/ps_bench.cc and scale_bench.cc
   python3-sklearn  # ships sklearn/datasets/data/digits.csv.gz, the digits data set of examples and tests
 )
 

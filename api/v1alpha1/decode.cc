@@ -144,6 +144,7 @@ CheckpointSpec DecodeCheckpoint(const nlohmann::json& value, const std::string& 
   checkpoint.dir = r.String("dir").value_or("");
   checkpoint.interval_steps = r.Int64("intervalSteps");
   checkpoint.keep = r.Int32("keep");
+  checkpoint.full_every = r.Int32("fullEvery");
   r.RejectUnknown();
   return checkpoint;
 }

@@ -29,6 +29,9 @@ TrainingJob WithDefaults(TrainingJob job) {
   if (job.spec.checkpoint && !job.spec.checkpoint->keep) {
     job.spec.checkpoint->keep = kDefaultCheckpointKeep;
   }
+  if (job.spec.checkpoint && !job.spec.checkpoint->full_every) {
+    job.spec.checkpoint->full_every = kDefaultCheckpointFullEvery;
+  }
   return job;
 }
 

@@ -22,6 +22,10 @@ inline constexpr int64_t kDefaultWorkerRecoveryTimeoutSeconds = 3600;
 inline constexpr int32_t kDefaultTransientPsFailureThreshold = 3;
 inline constexpr int64_t kDefaultPreemptionGracePeriodSeconds = 0;
 inline constexpr int32_t kDefaultCheckpointKeep = 3;
+// A full checkpoint, then 9 holding only the embedding rows changed since the one before (docs/
+// decisions.md, Session 7: incremental checkpoints).
+inline constexpr int32_t kDefaultCheckpointFullEvery = 10;
+inline constexpr int32_t kMaxCheckpointFullEvery = 1000;
 
 // Replica specs that are absent stay absent (validation reports them); templates are untouched.
 TrainingJob WithDefaults(TrainingJob job);

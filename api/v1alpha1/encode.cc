@@ -75,6 +75,7 @@ nlohmann::json SpecToJson(const TrainingJobSpec& spec) {
     nlohmann::json checkpoint = {{"dir", spec.checkpoint->dir}};
     SetIf(checkpoint, "intervalSteps", spec.checkpoint->interval_steps);
     SetIf(checkpoint, "keep", spec.checkpoint->keep);
+    SetIf(checkpoint, "fullEvery", spec.checkpoint->full_every);
     out["checkpoint"] = std::move(checkpoint);
   }
   return out;

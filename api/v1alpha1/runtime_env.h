@@ -20,6 +20,9 @@ inline constexpr char kReplicaName[] = "TJ_REPLICA_NAME";  // <job>-<type>-<inde
 inline constexpr char kCheckpointDir[] = "TJ_CHECKPOINT_DIR";
 inline constexpr char kCheckpointIntervalSteps[] = "TJ_CHECKPOINT_INTERVAL_STEPS";
 inline constexpr char kCheckpointKeep[] = "TJ_CHECKPOINT_KEEP";
+// Incremental checkpoints: every this many checkpoints is full, the others hold only the embedding
+// rows changed since the checkpoint before (1: every checkpoint full).
+inline constexpr char kCheckpointFullEvery[] = "TJ_CHECKPOINT_FULL_EVERY";
 // How long the coordinator waits for a parameter server saving or restoring its checkpoint shard
 // to report progress before it takes the PS for lost (default 60). A save has no total deadline.
 // Not rendered by the operator: set it in the coordinator's pod template when needed.

@@ -79,6 +79,7 @@ struct CheckpointSpec {
   std::string dir;
   std::optional<int64_t> interval_steps;
   std::optional<int32_t> keep;
+  std::optional<int32_t> full_every;  // fullEvery
 
   friend bool operator==(const CheckpointSpec&, const CheckpointSpec&) = default;
 };

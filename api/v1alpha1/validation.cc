@@ -182,6 +182,14 @@ void ValidateCheckpoint(const TrainingJobSpec& spec, FieldErrors& errors) {
   }
   CheckAtLeast(errors, "spec.checkpoint.intervalSteps", checkpoint.interval_steps, int64_t{1});
   CheckAtLeast(errors, "spec.checkpoint.keep", checkpoint.keep, 1);
+  if (checkpoint.full_every && *checkpoint.full_every > kMaxCheckpointFullEvery) {
+    errors.push_back(InvalidError(
+        "spec.checkpoint.fullEvery", *checkpoint.full_every,
+        absl::StrCat("must be less than or equal to ", kMaxCheckpointFullEvery,
+                     ": a restore reads the full checkpoint and every delta after it")));
+  } else {
+    CheckAtLeast(errors, "spec.checkpoint.fullEvery", checkpoint.full_every, 1);
+  }
 }
 
 }  // namespace

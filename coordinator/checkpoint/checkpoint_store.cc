@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <system_error>
 
@@ -90,7 +91,7 @@ uint64_t ReadGeneration(const std::string& path) {
 }
 
 // Checks one shard against its manifest entry, cheapest test first.
-absl::Status VerifyShard(const std::string& path, const FileDigest& expected) {
+absl::Status VerifyShard(const std::string& path, const FileDigest& expected, ShardCheck check) {
   struct stat info;
   if (::stat(path.c_str(), &info) != 0) {
     return absl::DataLossError(absl::StrCat("shard ", path, ": ", std::strerror(errno),
@@ -101,6 +102,7 @@ absl::Status VerifyShard(const std::string& path, const FileDigest& expected) {
     return absl::DataLossError(absl::StrCat("shard ", path, ": size mismatch: expected ",
                                             expected.bytes, " bytes, actual ", size, " bytes"));
   }
+  if (check == ShardCheck::kSizeOnly) return absl::OkStatus();
   absl::StatusOr<FileDigest> actual = ComputeFileDigest(path);
   if (!actual.ok()) {
     return absl::DataLossError(absl::StrCat("shard ", path, ": ", actual.status().message()));
@@ -117,6 +119,12 @@ absl::Status VerifyShard(const std::string& path, const FileDigest& expected) {
 
 std::string Checkpoint::ShardPath(std::string_view name) const {
   return absl::StrCat(dir, "/", std::string(name));
+}
+
+std::string Checkpoint::FilePath(const ManifestShard& shard) const {
+  if (shard.checkpoint_step < 0) return ShardPath(shard.name);
+  return absl::StrCat(fs::path(dir).parent_path().native(), "/", DirName(shard.checkpoint_step),
+                      "/", shard.name);
 }
 
 CheckpointStore::CheckpointStore(std::string dir, int keep, uint64_t generation)
@@ -155,7 +163,7 @@ absl::StatusOr<std::vector<CheckpointListing>> CheckpointStore::List() const {
   return listings;
 }
 
-absl::StatusOr<Checkpoint> CheckpointStore::Load(int64_t step) const {
+absl::StatusOr<Manifest> CheckpointStore::ReadManifest(int64_t step) const {
   const std::string dir = absl::StrCat(dir_, "/", DirName(step));
   const std::string manifest_path = absl::StrCat(dir, "/", kManifestFileName);
   if (!Exists(manifest_path)) {
@@ -170,24 +178,34 @@ absl::StatusOr<Checkpoint> CheckpointStore::Load(int64_t step) const {
     return absl::DataLossError(absl::StrCat(manifest_path, ": step mismatch: expected ", step,
                                             " (directory name), actual ", manifest->step));
   }
-  Checkpoint checkpoint{step, dir, std::move(manifest->created_time), std::move(manifest->state),
-                        std::move(manifest->shards)};
+  return manifest;
+}
+
+absl::StatusOr<Checkpoint> CheckpointStore::Load(int64_t step, ShardCheck check) const {
+  TJ_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(step));
+  Checkpoint checkpoint{step, absl::StrCat(dir_, "/", DirName(step)),
+                        std::move(manifest.created_time), std::move(manifest.state),
+                        std::move(manifest.shards)};
+  // Files of earlier checkpoints too: a delta or full save missing there makes this checkpoint
+  // unrestorable (DataLoss naming the file), and LatestValid falls back to the one before.
   for (const ManifestShard& shard : checkpoint.shards) {
-    TJ_RETURN_IF_ERROR(VerifyShard(checkpoint.ShardPath(shard.name), shard.digest));
+    TJ_RETURN_IF_ERROR(VerifyShard(checkpoint.FilePath(shard), shard.digest, check));
   }
   return checkpoint;
 }
 
-absl::StatusOr<std::optional<Checkpoint>> CheckpointStore::LatestValid() const {
+absl::StatusOr<std::optional<Checkpoint>> CheckpointStore::LatestValid(ShardCheck check,
+                                                                      int64_t before_step) const {
   TJ_ASSIGN_OR_RETURN(std::vector<CheckpointListing> listings, List());
   std::vector<std::string> failures;
   for (auto it = listings.rbegin(); it != listings.rend(); ++it) {
+    if (it->step >= before_step) continue;
     if (!it->committed) {
       spdlog::info("checkpoint {}: ignored: no {} (a save that did not finish)", it->dir,
                    kManifestFileName);
       continue;
     }
-    absl::StatusOr<Checkpoint> checkpoint = Load(it->step);
+    absl::StatusOr<Checkpoint> checkpoint = Load(it->step, check);
     if (checkpoint.ok()) return std::optional<Checkpoint>(*std::move(checkpoint));
     spdlog::warn("checkpoint {}: skipped, falling back to the previous one: {}", it->dir,
                  std::string(checkpoint.status().message()));
@@ -240,15 +258,31 @@ void CheckpointStore::RemoveStale(int64_t committed_step) const {
   }
   int64_t newest_committed = committed_step;
   int kept = 0;
+  std::vector<const CheckpointListing*> beyond;
+  std::set<int64_t> needed;  // steps whose directories hold files of a retained checkpoint
   // Newest first, so the first keep_ committed ones are the ones retained.
   for (auto it = listings->rbegin(); it != listings->rend(); ++it) {
     if (!it->committed) continue;
     newest_committed = std::max(newest_committed, it->step);
     if (it->step == committed_step || kept < keep_) {
       ++kept;
+      // A manifest that does not read needs nothing: it is not a checkpoint anyone restores.
+      if (absl::StatusOr<Manifest> manifest = ReadManifest(it->step); manifest.ok()) {
+        for (const ManifestShard& shard : manifest->shards) {
+          if (shard.checkpoint_step >= 0) needed.insert(shard.checkpoint_step);
+        }
+      }
       continue;
     }
-    RemoveCheckpointDir(it->dir, absl::StrCat("beyond the newest ", keep_));
+    beyond.push_back(&*it);
+  }
+  for (const CheckpointListing* listing : beyond) {
+    if (needed.contains(listing->step)) {
+      spdlog::info("checkpoint {}: kept beyond the newest {}: a newer checkpoint builds on it",
+                   listing->dir, keep_);
+      continue;
+    }
+    RemoveCheckpointDir(listing->dir, absl::StrCat("beyond the newest ", keep_));
   }
   for (const CheckpointListing& listing : *listings) {
     if (!listing.committed && listing.step < newest_committed &&
@@ -280,7 +314,8 @@ absl::StatusOr<std::string> CheckpointWriter::ShardPath(std::string_view name) c
 }
 
 absl::Status CheckpointWriter::Commit(const nlohmann::json& state,
-                                      const std::map<std::string, FileDigest>& shards) {
+                                      const std::map<std::string, FileDigest>& shards,
+                                      const std::vector<ManifestShard>& earlier) {
   if (committed_) {
     return absl::FailedPreconditionError(absl::StrCat("checkpoint ", dir_, " already committed"));
   }
@@ -298,6 +333,18 @@ absl::Status CheckpointWriter::Commit(const nlohmann::json& state,
                                                         info.st_size));
     }
     manifest.shards.push_back({name, digest});
+  }
+  for (const ManifestShard& shard : earlier) {
+    if (shard.checkpoint_step < 0 || shard.checkpoint_step >= step_) {
+      return absl::InvalidArgumentError(absl::StrCat("shard ", shard.name, " of step ",
+                                                     shard.checkpoint_step,
+                                                     " is not of an earlier checkpoint"));
+    }
+    const std::string path = absl::StrCat(store_.dir(), "/", DirName(shard.checkpoint_step), "/",
+                                          shard.name);
+    struct stat info;
+    if (::stat(path.c_str(), &info) != 0) return ErrnoError(errno, "checking shard", path);
+    manifest.shards.push_back(shard);
   }
   TJ_ASSIGN_OR_RETURN(const std::string text, SerializeManifest(manifest));
   // A newer coordinator that took over meanwhile owns the directory now.

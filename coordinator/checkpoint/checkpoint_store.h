@@ -35,6 +35,8 @@ struct Checkpoint {
   std::vector<ManifestShard> shards;
 
   std::string ShardPath(std::string_view name) const;
+  // Where `shard` is: in this checkpoint's directory, or in an earlier one's (checkpoint_step).
+  std::string FilePath(const ManifestShard& shard) const;
 };
 
 // A checkpoint directory as found on disk, before any verification.
@@ -45,6 +47,10 @@ struct CheckpointListing {
 };
 
 class CheckpointWriter;
+
+// How much of each shard a verification reads: only its size (for a reader that checks the CRC
+// itself as it reads the shard, as a PS restoring it does), or the whole file.
+enum class ShardCheck { kSizeAndCrc, kSizeOnly };
 
 // Not thread-safe: one coordinator drives saves and restores, one at a time.
 class CheckpointStore {
@@ -67,15 +73,18 @@ class CheckpointStore {
   // committed one is AlreadyExists.
   absl::StatusOr<std::unique_ptr<CheckpointWriter>> BeginCheckpoint(int64_t step);
 
-  // The newest checkpoint that verifies (manifest parses, every shard has its size and CRC-32C).
-  // Each one skipped is logged as a warning naming the file and expected vs actual. nullopt when
-  // there is no committed checkpoint at all; DataLoss when there are some but none verifies, so a
-  // job never silently starts over.
-  absl::StatusOr<std::optional<Checkpoint>> LatestValid() const;
+  // The newest checkpoint older than `before_step` that verifies (manifest parses, every shard has
+  // its size and, with kSizeAndCrc, its CRC-32C). Each one skipped is logged as a warning naming
+  // the file and expected vs actual. nullopt when there is no committed checkpoint at all (before
+  // `before_step`); DataLoss when there are some but none verifies, so a job never silently starts
+  // over.
+  absl::StatusOr<std::optional<Checkpoint>> LatestValid(
+      ShardCheck check = ShardCheck::kSizeAndCrc,
+      int64_t before_step = kMaxCheckpointStep + 1) const;
 
   // Reads and verifies the checkpoint of `step`: NotFound without a manifest, DataLoss naming the
   // problem otherwise.
-  absl::StatusOr<Checkpoint> Load(int64_t step) const;
+  absl::StatusOr<Checkpoint> Load(int64_t step, ShardCheck check = ShardCheck::kSizeAndCrc) const;
 
   // Every checkpoint directory, committed or not, oldest first. Other entries are ignored. An
   // absent store directory lists as empty.
@@ -84,8 +93,12 @@ class CheckpointStore {
  private:
   friend class CheckpointWriter;
   // Retention after `committed_step` was committed: committed checkpoints beyond the newest keep()
-  // (never `committed_step` itself) and incomplete directories older than the newest committed one.
+  // (never `committed_step` itself, nor one holding files a kept checkpoint lists: an incremental
+  // checkpoint's full save and deltas) and incomplete directories older than the newest committed
+  // one.
   void RemoveStale(int64_t committed_step) const;
+  // The manifest of `step`, parsed but its shards not verified.
+  absl::StatusOr<Manifest> ReadManifest(int64_t step) const;
 
   const std::string dir_;
   const int keep_;
@@ -109,9 +122,12 @@ class CheckpointWriter {
 
   // Checks each listed shard exists with the digest's size, writes MANIFEST.json atomically (the
   // moment the checkpoint exists), then deletes checkpoints beyond the newest `keep` and stale
-  // incomplete directories. `state` must be a JSON object. A failure to clean up is logged, not
+  // incomplete directories. `state` must be a JSON object. `earlier`: files of earlier checkpoints
+  // this one needs (an incremental checkpoint's full save and deltas), listed in its manifest so
+  // that a restore verifies them and retention keeps them. A failure to clean up is logged, not
   // returned: the checkpoint is committed by then.
-  absl::Status Commit(const nlohmann::json& state, const std::map<std::string, FileDigest>& shards);
+  absl::Status Commit(const nlohmann::json& state, const std::map<std::string, FileDigest>& shards,
+                      const std::vector<ManifestShard>& earlier = {});
 
  private:
   friend class CheckpointStore;

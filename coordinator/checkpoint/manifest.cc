@@ -19,6 +19,8 @@ constexpr char kCreatedTimeKey[] = "created_time";
 constexpr char kStateKey[] = "state";
 constexpr char kShardsKey[] = "shards";
 constexpr char kChecksumKey[] = "manifest_crc32c";
+// Of a shard entry: absent for a file of the checkpoint itself.
+constexpr char kCheckpointStepKey[] = "checkpoint_step";
 
 constexpr size_t kMaxShardNameBytes = 200;
 
@@ -28,6 +30,16 @@ uint32_t BodyChecksum(const Json& body) { return crc32c::Value(body.dump()); }
 
 absl::Status Bad(std::string_view what) {
   return absl::DataLossError(absl::StrCat("MANIFEST.json: ", std::string(what)));
+}
+
+// A file of another checkpoint must be of an earlier one: a chain of deltas only reaches back.
+absl::Status CheckEarlierStep(const ManifestShard& shard, int64_t step) {
+  if (shard.checkpoint_step != -1 && (shard.checkpoint_step < 0 || shard.checkpoint_step >= step)) {
+    return absl::DataLossError(absl::StrCat("shard \"", shard.name, "\" of checkpoint step ",
+                                            shard.checkpoint_step, " is not of a step before ",
+                                            step));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -60,14 +72,19 @@ absl::StatusOr<std::string> SerializeManifest(const Manifest& manifest) {
         absl::StrCat("checkpoint state nests deeper than ", kMaxManifestDepth - 1, " levels"));
   }
   Json shards = Json::array();
-  std::set<std::string_view> seen;
+  std::set<std::pair<int64_t, std::string_view>> seen;
   for (const ManifestShard& shard : manifest.shards) {
     if (absl::Status status = CheckShardName(shard.name); !status.ok()) return status;
-    if (!seen.insert(shard.name).second) {
+    if (absl::Status status = CheckEarlierStep(shard, manifest.step); !status.ok()) {
+      return absl::InvalidArgumentError(status.message());
+    }
+    if (!seen.insert({shard.checkpoint_step, shard.name}).second) {
       return absl::InvalidArgumentError(absl::StrCat("shard \"", shard.name, "\" listed twice"));
     }
-    shards.push_back(
-        {{"name", shard.name}, {"bytes", shard.digest.bytes}, {"crc32c", shard.digest.crc32c}});
+    Json entry = {
+        {"name", shard.name}, {"bytes", shard.digest.bytes}, {"crc32c", shard.digest.crc32c}};
+    if (shard.checkpoint_step >= 0) entry[kCheckpointStepKey] = shard.checkpoint_step;
+    shards.push_back(std::move(entry));
   }
   Json body = {{kFormatVersionKey, kManifestFormatVersion},
                {kStepKey, manifest.step},
@@ -144,7 +161,19 @@ absl::StatusOr<Manifest> ParseManifest(std::string_view text) {
     }
     ManifestShard shard{name->get<std::string>(),
                         {bytes->get<uint64_t>(), static_cast<uint32_t>(crc->get<uint64_t>())}};
+    if (const auto earlier = entry.find(kCheckpointStepKey); earlier != entry.end()) {
+      if (!earlier->is_number_integer()) {
+        return Bad(absl::StrCat(where, ": \"", kCheckpointStepKey, "\" is not an integer"));
+      }
+      shard.checkpoint_step = earlier->get<int64_t>();
+      if (shard.checkpoint_step < 0) {
+        return Bad(absl::StrCat(where, ": \"", kCheckpointStepKey, "\" is negative"));
+      }
+    }
     if (absl::Status status = CheckShardName(shard.name); !status.ok()) {
+      return Bad(absl::StrCat(where, ": ", status.message()));
+    }
+    if (absl::Status status = CheckEarlierStep(shard, manifest.step); !status.ok()) {
       return Bad(absl::StrCat(where, ": ", status.message()));
     }
     manifest.shards.push_back(std::move(shard));

@@ -24,6 +24,10 @@ inline constexpr int kMaxManifestDepth = 100;
 struct ManifestShard {
   std::string name;  // a file name inside the checkpoint directory
   FileDigest digest;
+  // Incremental checkpoints: the step of the earlier checkpoint whose directory holds the file (a
+  // full save or a delta this checkpoint builds on); -1 for a file of this checkpoint. A checkpoint
+  // lists every file a restore of it reads, so verifying it verifies them all.
+  int64_t checkpoint_step = -1;
 };
 
 struct Manifest {
@@ -38,7 +42,8 @@ struct Manifest {
 absl::Status CheckShardName(std::string_view name);
 
 // Pretty-printed JSON. InvalidArgument when the state is not an object or holds invalid UTF-8, or
-// a shard name is bad or repeated.
+// a shard name is bad or repeated (within one checkpoint's files), or a shard's checkpoint_step is
+// not earlier than the manifest's step.
 absl::StatusOr<std::string> SerializeManifest(const Manifest& manifest);
 
 // DataLoss saying what is wrong: not JSON (e.g. truncated), checksum mismatch, a missing or

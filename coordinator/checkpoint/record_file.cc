@@ -23,6 +23,8 @@ constexpr size_t kSmallRecordBytes = 64 << 10;
 constexpr size_t kPendingLimitBytes = 1 << 20;
 // The reader's buffer; reads at least this large go straight to the caller's memory.
 constexpr size_t kReadBufferBytes = 256 << 10;
+// Direct reads go in pieces of this size, each checksummed right after it lands (still in cache).
+constexpr size_t kDirectPieceBytes = 256 << 10;
 
 }  // namespace
 
@@ -106,12 +108,13 @@ absl::Status RecordFileReader::Fail(absl::Status error) {
   return error;
 }
 
-absl::StatusOr<size_t> RecordFileReader::Read(char* out, size_t size) {
+absl::StatusOr<size_t> RecordFileReader::Read(char* out, size_t size, uint32_t* crc) {
   size_t copied = 0;
   while (copied < size) {
     if (buffer_pos_ < buffer_len_) {
       const size_t take = std::min(size - copied, buffer_len_ - buffer_pos_);
       std::memcpy(out + copied, buffer_.get() + buffer_pos_, take);
+      if (crc != nullptr) *crc = crc32c::Extend(*crc, out + copied, take);
       buffer_pos_ += take;
       copied += take;
       continue;
@@ -119,10 +122,14 @@ absl::StatusOr<size_t> RecordFileReader::Read(char* out, size_t size) {
     size_t got = 0;
     const size_t wanted = size - copied;
     if (wanted >= kReadBufferBytes) {
-      TJ_RETURN_IF_ERROR(PreadFully(fd_.get(), out + copied, wanted, file_pos_, &got, path_));
+      // Straight into `out`, a piece at a time so that each is checksummed while still in cache.
+      const size_t piece = std::min(wanted, kDirectPieceBytes);
+      TJ_RETURN_IF_ERROR(PreadFully(fd_.get(), out + copied, piece, file_pos_, &got, path_));
+      if (crc != nullptr) *crc = crc32c::Extend(*crc, out + copied, got);
       file_pos_ += got;
       copied += got;
-      break;
+      if (got < piece) break;
+      continue;
     }
     TJ_RETURN_IF_ERROR(
         PreadFully(fd_.get(), buffer_.get(), kReadBufferBytes, file_pos_, &got, path_));
@@ -135,7 +142,21 @@ absl::StatusOr<size_t> RecordFileReader::Read(char* out, size_t size) {
 }
 
 absl::StatusOr<bool> RecordFileReader::Next(std::string* record) {
+  uint64_t length = 0;
+  TJ_ASSIGN_OR_RETURN(bool more, BeginRecord(&length));
+  if (!more) return false;
+  // resize() zero-fills new bytes once; a reused string of the same size skips even that.
+  record->resize(length);
+  TJ_RETURN_IF_ERROR(ReadRecord(record->data(), length));
+  return true;
+}
+
+absl::StatusOr<bool> RecordFileReader::BeginRecord(uint64_t* size) {
   if (!error_.ok()) return error_;
+  if (in_record_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path_, ": record at offset ", record_offset_, " not read to its end before the next"));
+  }
   const uint64_t start = record_offset_;
   // Bytes appended after Open() are not this reader's concern.
   if (start >= file_size_) return false;
@@ -153,32 +174,62 @@ absl::StatusOr<bool> RecordFileReader::Next(std::string* record) {
     return Fail(absl::DataLossError(absl::StrCat(path_, ": corrupt record header at offset ", start,
                                                  ": length checksum mismatch")));
   }
-  // Checked before allocating, so a corrupt length (that survived its CRC) cannot ask for more
-  // memory than the file could hold.
+  // Checked before the caller allocates, so a corrupt length (that survived its CRC) cannot ask
+  // for more memory than the file could hold.
   const uint64_t left = file_size_ - std::min(file_size_, start + kRecordHeaderSize);
   if (length > left || left - length < kRecordFooterSize) {
     return Fail(absl::DataLossError(absl::StrCat(
         path_, ": truncated record at offset ", start, ": ", length, " data bytes and a ",
         kRecordFooterSize, "-byte checksum announced, ", left, " bytes left in the file")));
   }
-  // resize() zero-fills new bytes once; a reused string of the same size skips even that.
-  record->resize(length);
-  got = Read(record->data(), length);
-  if (!got.ok()) return Fail(got.status());
-  char footer[kRecordFooterSize];
-  absl::StatusOr<size_t> got_footer = Read(footer, sizeof(footer));
-  if (!got_footer.ok()) return Fail(got_footer.status());
-  if (*got < length || *got_footer < sizeof(footer)) {
-    return Fail(absl::DataLossError(
-        absl::StrCat(path_, ": truncated record at offset ", start, " (file shrank while read)")));
-  }
-  if (!RecordFooterMatches(*record, footer)) {
-    return Fail(
-        absl::DataLossError(absl::StrCat(path_, ": corrupt record at offset ", start,
-                                         ": data checksum mismatch over ", length, " bytes")));
-  }
-  record_offset_ = start + kRecordHeaderSize + length + kRecordFooterSize;
+  header_crc_ = crc32c::Extend(digest_.crc32c, header, sizeof(header));
+  record_length_ = length;
+  record_left_ = length;
+  record_crc_ = 0;
+  in_record_ = true;
+  *size = length;
+  if (length == 0) TJ_RETURN_IF_ERROR(FinishRecord());
   return true;
+}
+
+absl::Status RecordFileReader::ReadRecord(char* out, size_t size) {
+  if (!error_.ok()) return error_;
+  if (size == 0) return absl::OkStatus();
+  if (!in_record_ || size > record_left_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path_, ": reading ", size, " bytes past the end of the record at offset ",
+                     record_offset_));
+  }
+  absl::StatusOr<size_t> got = Read(out, size, &record_crc_);
+  if (!got.ok()) return Fail(got.status());
+  if (*got < size) {
+    return Fail(absl::DataLossError(absl::StrCat(path_, ": truncated record at offset ",
+                                                 record_offset_, " (file shrank while read)")));
+  }
+  record_left_ -= size;
+  return record_left_ == 0 ? FinishRecord() : absl::OkStatus();
+}
+
+absl::Status RecordFileReader::FinishRecord() {
+  in_record_ = false;
+  char footer[kRecordFooterSize];
+  absl::StatusOr<size_t> got = Read(footer, sizeof(footer));
+  if (!got.ok()) return Fail(got.status());
+  if (*got < sizeof(footer)) {
+    return Fail(absl::DataLossError(absl::StrCat(path_, ": truncated record at offset ",
+                                                 record_offset_, " (file shrank while read)")));
+  }
+  if (crc32c::Unmask(DecodeFixed32(footer)) != record_crc_) {
+    return Fail(absl::DataLossError(absl::StrCat(path_, ": corrupt record at offset ",
+                                                 record_offset_, ": data checksum mismatch over ",
+                                                 record_length_, " bytes")));
+  }
+  // The file's digest follows from the record's CRC: no second pass over its data.
+  digest_.crc32c = crc32c::Extend(crc32c::Combine(header_crc_, record_crc_, record_length_),
+                                  footer, sizeof(footer));
+  digest_.bytes += kRecordHeaderSize + record_length_ + kRecordFooterSize;
+  record_offset_ = digest_.bytes;
+  return absl::OkStatus();
 }
 
 }  // namespace tj

@@ -32,7 +32,6 @@ DenseVariable::DenseVariable(DenseVariableConfig config)
     : config_(std::move(config)),
       num_elements_(static_cast<size_t>(config_.spec.num_elements())),
       values_(FloatBuffer::Allocate(num_elements_)) {
-  std::fill_n(values_->data(), num_elements_, 0.0f);
   slots_.reserve(static_cast<size_t>(config_.optimizer.num_slots()));
   for (int s = 0; s < config_.optimizer.num_slots(); ++s) {
     slots_.emplace_back(num_elements_, config_.optimizer.slot_initial_value(s));
@@ -172,24 +171,27 @@ absl::Status DenseVariable::Export(StateWriter& writer) const {
   return absl::OkStatus();
 }
 
-absl::Status DenseVariable::ImportChunk(const DenseChunkView& chunk) {
-  const int64_t slot = chunk.slot;
-  if (slot < 0 || slot > static_cast<int64_t>(slots_.size())) {
+absl::StatusOr<char*> DenseVariable::ChunkTarget(int32_t slot, int64_t offset, uint64_t bytes) {
+  if (slot < 0 || static_cast<size_t>(slot) > slots_.size()) {
     return absl::DataLossError(absl::StrCat("variable '", config_.name, "' has no slot ", slot,
                                             " under ", config_.optimizer.ToString()));
   }
   const std::span<float> target = slot == 0
-                                      ? std::span<float>(values_->data(), num_elements_)
-                                      : std::span<float>(slots_[static_cast<size_t>(slot - 1)]);
-  const size_t n = chunk.data.size() / sizeof(float);
-  if (chunk.data.size() % sizeof(float) != 0 || chunk.offset < 0 ||
-      static_cast<size_t>(chunk.offset) > target.size() ||
-      n > target.size() - static_cast<size_t>(chunk.offset)) {
-    return absl::DataLossError(absl::StrCat("chunk of ", chunk.data.size(), " bytes at ",
-                                            chunk.offset, " does not fit variable '", config_.name,
-                                            "' ", config_.spec.ToString()));
+                                       ? std::span<float>(values_->data(), num_elements_)
+                                       : std::span<float>(slots_[static_cast<size_t>(slot - 1)]);
+  const uint64_t n = bytes / sizeof(float);
+  if (bytes % sizeof(float) != 0 || offset < 0 || static_cast<size_t>(offset) > target.size() ||
+      n > target.size() - static_cast<size_t>(offset)) {
+    return absl::DataLossError(absl::StrCat("chunk of ", bytes, " bytes at ", offset,
+                                            " does not fit variable '", config_.name, "' ",
+                                            config_.spec.ToString()));
   }
-  std::memcpy(target.data() + chunk.offset, chunk.data.data(), chunk.data.size());
+  return reinterpret_cast<char*>(target.data() + offset);
+}
+
+absl::Status DenseVariable::ImportChunk(const DenseChunkView& chunk) {
+  TJ_ASSIGN_OR_RETURN(char* target, ChunkTarget(chunk.slot, chunk.offset, chunk.data.size()));
+  if (!chunk.data.empty()) std::memcpy(target, chunk.data.data(), chunk.data.size());
   return absl::OkStatus();
 }
 

@@ -35,7 +35,9 @@ class DenseVariable {
   // spec.initial_value() when it is set, else from spec.initializer(); slots at their initial
   // value.
   DenseVariable(DenseVariableConfig config, const v1::VariableSpec& spec);
-  // Zeros everywhere, to be filled by ImportChunk.
+  // Values unset (nothing is written to them, not even zeros: a restore writes every element, and
+  // a pass over gigabytes of fresh memory costs as much as the restore's read), slots at their
+  // initial value: to be filled by ImportChunk, which the caller makes cover every element.
   explicit DenseVariable(DenseVariableConfig config);
 
   DenseVariable(const DenseVariable&) = delete;
@@ -75,6 +77,9 @@ class DenseVariable {
   // Copies one chunk in. DataLoss for a slot this optimizer lacks or a range outside the variable.
   // Only for a variable not yet shared with other threads.
   absl::Status ImportChunk(const DenseChunkView& chunk);
+  // Where the `bytes` of a chunk of `slot` at `offset` go, for a restore that reads them in place;
+  // the same checks and errors as ImportChunk. Only for a variable not yet shared.
+  absl::StatusOr<char*> ChunkTarget(int32_t slot, int64_t offset, uint64_t bytes);
   void set_step(int64_t step) { step_ = step; }
 
  private:

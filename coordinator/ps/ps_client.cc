@@ -167,6 +167,12 @@ absl::StatusOr<v1::SaveShardResponse> PsClient::SaveShard(
     const ShardProgressCallback& on_progress) const {
   v1::SaveShardRequest request;
   request.set_path(path);
+  return SaveShard(context, request, on_progress);
+}
+
+absl::StatusOr<v1::SaveShardResponse> PsClient::SaveShard(
+    grpc::ClientContext& context, const v1::SaveShardRequest& request,
+    const ShardProgressCallback& on_progress) const {
   // Started before the call, so that even a call stuck at its start is bounded.
   StallWatchdog watchdog(context, options_.shard_stall_timeout);
   std::unique_ptr<grpc::ClientReader<v1::SaveShardProgress>> reader =
@@ -181,10 +187,20 @@ absl::StatusOr<v1::RestoreShardResponse> PsClient::RestoreShard(const std::strin
 }
 
 absl::StatusOr<v1::RestoreShardResponse> PsClient::RestoreShard(
-    grpc::ClientContext& context, const std::string& path,
-    const ShardProgressCallback& on_progress) const {
+    grpc::ClientContext& context, const std::string& path, const ShardProgressCallback& on_progress,
+    const std::optional<FileDigest>& expected) const {
   v1::RestoreShardRequest request;
   request.set_path(path);
+  if (expected.has_value()) {
+    request.mutable_digest()->set_bytes(static_cast<int64_t>(expected->bytes));
+    request.mutable_digest()->set_crc32c(expected->crc32c);
+  }
+  return RestoreShard(context, request, on_progress);
+}
+
+absl::StatusOr<v1::RestoreShardResponse> PsClient::RestoreShard(
+    grpc::ClientContext& context, const v1::RestoreShardRequest& request,
+    const ShardProgressCallback& on_progress) const {
   StallWatchdog watchdog(context, options_.shard_stall_timeout);
   std::unique_ptr<grpc::ClientReader<v1::RestoreShardProgress>> reader =
       stub_->StreamRestoreShard(&context, request);

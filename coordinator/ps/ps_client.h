@@ -9,12 +9,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "coordinator/checkpoint/file_digest.h"
 #include "tj/v1/ps.grpc.pb.h"
 
 namespace tj {
@@ -82,8 +84,19 @@ class PsClient {
       grpc::ClientContext& context, const std::string& path,
       const ShardProgressCallback& on_progress = {}) const;
   absl::StatusOr<v1::RestoreShardResponse> RestoreShard(const std::string& path) const;
+  // With `expected`, the PS checks that the file has that size and CRC-32C as it reads it
+  // (DataLoss naming the file otherwise, its state unchanged): the shard is read once.
   absl::StatusOr<v1::RestoreShardResponse> RestoreShard(
       grpc::ClientContext& context, const std::string& path,
+      const ShardProgressCallback& on_progress = {},
+      const std::optional<FileDigest>& expected = std::nullopt) const;
+  // The same with a whole request: a save's ids (incremental checkpoints), a restore's deltas and
+  // digests.
+  absl::StatusOr<v1::SaveShardResponse> SaveShard(
+      grpc::ClientContext& context, const v1::SaveShardRequest& request,
+      const ShardProgressCallback& on_progress = {}) const;
+  absl::StatusOr<v1::RestoreShardResponse> RestoreShard(
+      grpc::ClientContext& context, const v1::RestoreShardRequest& request,
       const ShardProgressCallback& on_progress = {}) const;
 
   // Asynchronous forms, for fanning one logical call out to many PS tasks at once

@@ -31,6 +31,8 @@ class PsServer {
   const std::string& address() const { return address_; }
   int ps_task() const { return service_.ps_task(); }
   uint64_t incarnation() const { return service_.incarnation(); }
+  // What it serves, read in place (tests compare the states of two PS exactly).
+  const VariableStore& store() const { return store_; }
 
   // Refuses new calls (UNAVAILABLE), waits up to `grace` for running ones, then cancels what is
   // left and closes every connection. Blocks until done. Safe to call from any thread and more than

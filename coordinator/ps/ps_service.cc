@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "coordinator/base/rpc_authorization.h"
+#include "coordinator/base/status_macros.h"
 #include "coordinator/base/wire_status.h"
 #include "coordinator/ps/admitted_call.h"
 #include "coordinator/ps/checkpoint_path.h"
@@ -19,6 +20,20 @@
 
 namespace tj {
 namespace {
+
+// What a restore request asks to be checked beyond the records' own CRCs.
+FileDigest ToFileDigest(const v1::ShardDigest& digest) {
+  return FileDigest{static_cast<uint64_t>(digest.bytes()), digest.crc32c()};
+}
+
+// The digests a restore request asks the files to match (the checkpoint manifest's).
+void SetExpectedDigests(const v1::RestoreShardRequest& request, ShardFileOptions& options) {
+  if (request.has_digest()) options.expected_digest = ToFileDigest(request.digest());
+  options.expected_delta_digests.clear();
+  for (const v1::ShardDigest& digest : request.delta_digests()) {
+    options.expected_delta_digests.push_back(ToFileDigest(digest));
+  }
+}
 
 uint64_t NewIncarnation() {
   absl::BitGen gen;
@@ -41,6 +56,18 @@ int MethodIndex(const char* method) {
     std::abort();
   }
   return descriptor->index();
+}
+
+// The files a restore reads: the full save, then its deltas.
+std::vector<std::string> Paths(const v1::RestoreShardRequest& request) {
+  std::vector<std::string> paths = {request.path()};
+  paths.insert(paths.end(), request.delta_paths().begin(), request.delta_paths().end());
+  return paths;
+}
+
+absl::Status CheckShardPaths(const v1::RestoreShardRequest& request) {
+  for (const std::string& path : Paths(request)) TJ_RETURN_IF_ERROR(CheckShardPath(path));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -123,7 +150,9 @@ grpc::Status PsService::SaveShard(grpc::ServerContext* context, const v1::SaveSh
   if (absl::Status confined = CheckShardPath(request->path()); !confined.ok())
     return ToGrpc(confined);
   return IfAdmitted(drain_, [&] {
-    absl::StatusOr<v1::SaveShardResponse> saved = SaveShardFile(store_, request->path());
+    ShardFileOptions options;
+    options.save = {request->save_id(), request->since_save_id()};
+    absl::StatusOr<v1::SaveShardResponse> saved = SaveShardFile(store_, request->path(), options);
     if (saved.ok()) *response = *std::move(saved);
     return ToGrpc(saved.status());
   });
@@ -134,10 +163,12 @@ grpc::Status PsService::RestoreShard(grpc::ServerContext* context,
                                      v1::RestoreShardResponse* response) {
   TJ_AUTHORIZE(context, Rpc::kRestoreShard);
   if (grpc::Status fenced = fence_.Admit(*context, "RestoreShard"); !fenced.ok()) return fenced;
-  if (absl::Status confined = CheckShardPath(request->path()); !confined.ok())
-    return ToGrpc(confined);
+  if (absl::Status confined = CheckShardPaths(*request); !confined.ok()) return ToGrpc(confined);
   return IfAdmitted(drain_, [&] {
-    absl::StatusOr<v1::RestoreShardResponse> restored = RestoreShardFile(store_, request->path());
+    ShardFileOptions options;
+    SetExpectedDigests(*request, options);
+    absl::StatusOr<v1::RestoreShardResponse> restored =
+        RestoreShardFiles(store_, Paths(*request), options);
     if (restored.ok()) *response = *std::move(restored);
     return ToGrpc(restored.status());
   });
@@ -174,15 +205,17 @@ grpc::Status PsService::StreamSaveShard(grpc::ServerContext* context,
   return IfAdmitted(drain_, [&] {
     const absl::Time start = absl::Now();
     absl::Time last_report = start;
-    absl::StatusOr<v1::SaveShardResponse> saved =
-        SaveShardFile(store_, request->path(), ShardOptions(context, writer, last_report));
+    ShardFileOptions options = ShardOptions(context, writer, last_report);
+    options.save = {request->save_id(), request->since_save_id()};
+    absl::StatusOr<v1::SaveShardResponse> saved = SaveShardFile(store_, request->path(), options);
     if (!saved.ok()) {
       spdlog::warn("ps task {}: save of {} failed: {}", ps_task_, request->path(),
                    saved.status().ToString());
       return ToGrpc(saved.status());
     }
-    spdlog::info("ps task {}: saved {} ({} bytes, {} records) in {}", ps_task_, request->path(),
-                 saved->bytes(), saved->records(), absl::FormatDuration(absl::Now() - start));
+    spdlog::info("ps task {}: saved {} ({}, {} bytes, {} records) in {}", ps_task_, request->path(),
+                 saved->delta() ? "delta" : "full", saved->bytes(), saved->records(),
+                 absl::FormatDuration(absl::Now() - start));
     v1::SaveShardProgress done;
     *done.mutable_done() = *std::move(saved);
     if (!writer->Write(done)) return grpc::Status(grpc::StatusCode::CANCELLED, "caller went away");
@@ -196,21 +229,23 @@ grpc::Status PsService::StreamRestoreShard(grpc::ServerContext* context,
   TJ_AUTHORIZE(context, Rpc::kStreamRestoreShard);
   if (grpc::Status fenced = fence_.Admit(*context, "StreamRestoreShard"); !fenced.ok())
     return fenced;
-  if (absl::Status confined = CheckShardPath(request->path()); !confined.ok())
-    return ToGrpc(confined);
+  if (absl::Status confined = CheckShardPaths(*request); !confined.ok()) return ToGrpc(confined);
   return IfAdmitted(drain_, [&] {
     const absl::Time start = absl::Now();
     absl::Time last_report = start;
+    ShardFileOptions options = ShardOptions(context, writer, last_report);
+    SetExpectedDigests(*request, options);
     absl::StatusOr<v1::RestoreShardResponse> restored =
-        RestoreShardFile(store_, request->path(), ShardOptions(context, writer, last_report));
+        RestoreShardFiles(store_, Paths(*request), options);
     if (!restored.ok()) {
       spdlog::warn("ps task {}: restore from {} failed: {}", ps_task_, request->path(),
                    restored.status().ToString());
       return ToGrpc(restored.status());
     }
-    spdlog::info("ps task {}: restored {} ({} variables, {} tables, {} rows) in {}", ps_task_,
-                 request->path(), restored->num_variables(), restored->num_tables(),
-                 restored->num_rows(), absl::FormatDuration(absl::Now() - start));
+    spdlog::info("ps task {}: restored {} (+{} deltas; {} variables, {} tables, {} rows) in {}",
+                 ps_task_, request->path(), request->delta_paths_size(), restored->num_variables(),
+                 restored->num_tables(), restored->num_rows(),
+                 absl::FormatDuration(absl::Now() - start));
     v1::RestoreShardProgress done;
     *done.mutable_done() = *std::move(restored);
     if (!writer->Write(done)) return grpc::Status(grpc::StatusCode::CANCELLED, "caller went away");

@@ -94,6 +94,38 @@ std::optional<DenseChunkView> ViewDenseChunk(std::string_view record) {
   return view;
 }
 
+std::optional<DenseChunkHead> ViewDenseChunkHead(std::string_view head, uint64_t record_size) {
+  if (head.size() > record_size || record_size > INT_MAX) return std::nullopt;
+  CodedInputStream in = InputOver(head);
+  uint32_t length = 0;
+  if (in.ReadTag() != ((kDenseChunkField << 3) | kLengthDelimited) || !in.ReadVarint32(&length) ||
+      length != record_size - static_cast<uint64_t>(in.CurrentPosition())) {
+    return std::nullopt;
+  }
+  DenseChunkHead chunk;
+  uint32_t tag = in.ReadTag();
+  uint64_t value = 0;
+  if (tag == ((kSlotField << 3) | kVarint)) {
+    if (!in.ReadVarint64(&value)) return std::nullopt;
+    chunk.slot = static_cast<int32_t>(static_cast<uint32_t>(value));
+    tag = in.ReadTag();
+  }
+  if (tag == ((kOffsetField << 3) | kVarint)) {
+    if (!in.ReadVarint64(&value)) return std::nullopt;
+    chunk.offset = static_cast<int64_t>(value);
+    tag = in.ReadTag();
+  }
+  uint32_t data_size = 0;
+  if (tag != ((kDataField << 3) | kLengthDelimited) || !in.ReadVarint32(&data_size)) {
+    return std::nullopt;
+  }
+  chunk.data_start = static_cast<size_t>(in.CurrentPosition());
+  chunk.data_size = data_size;
+  // The data must be the last field, running to the record's end.
+  if (chunk.data_start + chunk.data_size != record_size) return std::nullopt;
+  return chunk;
+}
+
 std::optional<RowsView> ViewRows(std::string_view record) {
   const std::optional<std::string_view> message = OnlyMessageField(record, kRowsField);
   if (!message.has_value()) return std::nullopt;

@@ -23,6 +23,20 @@ using RecordSink = std::function<absl::Status(std::span<const std::string_view> 
 // Fills `record` with the next record and returns true, or returns false at the end of the stream.
 using RecordSource = std::function<absl::StatusOr<bool>(std::string& record)>;
 
+// A source that hands out each record in pieces, so that the bulk of a dense chunk is read straight
+// into the variable's memory (a record file, RecordFileReader::BeginRecord / ReadRecord).
+class RecordPieceSource {
+ public:
+  virtual ~RecordPieceSource() = default;
+  // Starts the next record and gives its size; false at the end of the stream.
+  virtual absl::StatusOr<bool> Begin(uint64_t& size) = 0;
+  // The record's next `size` bytes; an error (a checksum mismatch once the last byte is read) means
+  // everything read from this record is to be discarded.
+  virtual absl::Status Read(char* out, size_t size) = 0;
+  // At most this many bytes are left in the stream: bounds what a record's counts may reserve.
+  virtual uint64_t bytes_left() const = 0;
+};
+
 inline constexpr char kStateFormat[] = "tj.ps.state";
 inline constexpr int kStateVersion = 1;
 // Dense values go out in chunks of this many floats (4 MiB) so that no record is huge.
@@ -67,6 +81,18 @@ struct RowsView {
 // for any other record or anything unusual (an unknown field, a bad length), which callers then
 // parse with protobuf. The views point into `record`.
 std::optional<DenseChunkView> ViewDenseChunk(std::string_view record);
+
+// The start of a dense chunk record as StateWriter writes it (slot and offset, if any, then the
+// data to the record's end), seen in its first bytes (`head`, at least kDenseChunkHeadBytes of them
+// unless the record is shorter) out of `record_size`; nullopt for anything else.
+inline constexpr size_t kDenseChunkHeadBytes = 64;
+struct DenseChunkHead {
+  int32_t slot = 0;
+  int64_t offset = 0;
+  size_t data_start = 0;  // where the floats start in the record
+  uint64_t data_size = 0;
+};
+std::optional<DenseChunkHead> ViewDenseChunkHead(std::string_view head, uint64_t record_size);
 std::optional<RowsView> ViewRows(std::string_view record);
 
 }  // namespace tj

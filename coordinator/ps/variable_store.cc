@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "coordinator/base/status_macros.h"
 #include "coordinator/base/strings.h"
+#include "coordinator/ps/memory_budget.h"
 #include "coordinator/ps/status_naming.h"
 
 namespace tj {
@@ -247,6 +248,9 @@ absl::Status VariableStore::Lookup(const v1::LookupRequest& request, v1::LookupR
     response_bytes += ids * row_bytes;
     tables.push_back(std::move(table));
   }
+  TJ_ASSIGN_OR_RETURN(
+      const std::vector<int64_t> reserved,
+      ReserveAll(tables, request.lookups(), "lookup in"));
   response.mutable_values()->Reserve(request.lookups_size());
   for (int i = 0; i < request.lookups_size(); ++i) {
     const std::string& ids = request.lookups(i).ids();
@@ -259,7 +263,9 @@ absl::Status VariableStore::Lookup(const v1::LookupRequest& request, v1::LookupR
     // Rows are written straight into the response's bytes: no staging buffer.
     std::string* data = out->mutable_data();
     data->resize(n * static_cast<size_t>(table.dim()) * sizeof(float));
-    table.Lookup(ids.data(), n, data->data());
+    absl::StatusOr<size_t> created = table.Lookup(ids.data(), n, data->data());
+    SettleRows(table, reserved[static_cast<size_t>(i)], created.value_or(n));
+    TJ_RETURN_IF_ERROR(created.status());
   }
   return absl::OkStatus();
 }
@@ -282,12 +288,88 @@ absl::Status VariableStore::PushSparse(const v1::PushSparseRequest& request) {
                               CheckFiniteGradient(update.gradients().data(), n * dim)));
     tables.push_back(std::move(table));
   }
+  TJ_ASSIGN_OR_RETURN(const std::vector<int64_t> reserved,
+                      ReserveAll(tables, request.updates(), "push to"));
   for (int i = 0; i < request.updates_size(); ++i) {
     const v1::SparseGradients& update = request.updates(i);
-    tables[static_cast<size_t>(i)]->Push(update.ids().data(), update.ids().size() / sizeof(int64_t),
-                                         update.gradients().data());
+    EmbeddingTable& table = *tables[static_cast<size_t>(i)];
+    const size_t n = update.ids().size() / sizeof(int64_t);
+    absl::StatusOr<size_t> created =
+        table.Push(update.ids().data(), n, update.gradients().data());
+    SettleRows(table, reserved[static_cast<size_t>(i)], created.value_or(n));
+    TJ_RETURN_IF_ERROR(created.status());
   }
   return absl::OkStatus();
+}
+
+void VariableStore::SetMemoryBudget(int64_t bytes, std::string source) {
+  budget_bytes_ = std::max<int64_t>(0, bytes);
+  budget_source_ = std::move(source);
+}
+
+absl::StatusOr<int64_t> VariableStore::ReserveRows(const EmbeddingTable& table, const char* ids,
+                                                   size_t n, absl::string_view what) {
+  const int64_t per_row = table.bytes_per_row();
+  const int64_t rows = table.num_rows();
+  const int64_t dense = budget_bytes_ > 0 ? dense_bytes() : 0;
+  // Room for `bytes` more, taken atomically so that concurrent calls cannot both take the last of
+  // it.
+  auto try_reserve = [&](int64_t bytes) {
+    if (budget_bytes_ == 0) {
+      row_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+      return true;
+    }
+    int64_t used = row_bytes_.load(std::memory_order_relaxed);
+    do {
+      if (used + dense + bytes > budget_bytes_) return false;
+    } while (!row_bytes_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
+    return true;
+  };
+  // Every id new is the common case's bound and costs nothing to compute; only when it does not
+  // fit are the ids that really lack a row counted.
+  auto n_rows = static_cast<int64_t>(n);
+  if (rows + n_rows <= EmbeddingTable::kMaxRows && try_reserve(n_rows * per_row)) {
+    return n_rows * per_row;
+  }
+  n_rows = static_cast<int64_t>(table.CountMissing(ids, n));
+  if (n_rows == 0) return 0;
+  if (rows + n_rows > EmbeddingTable::kMaxRows) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(what, " table '", table.name(), "': ", n_rows, " new rows would exceed the ",
+                     EmbeddingTable::kMaxRows, " rows a table may hold (it holds ", rows, ")"));
+  }
+  if (try_reserve(n_rows * per_row)) return n_rows * per_row;
+  return absl::ResourceExhaustedError(absl::StrCat(
+      what, " table '", table.name(), "': creating ", n_rows, " more rows (",
+      HumanBytes(n_rows * per_row), ") would exceed this parameter server's memory budget: the "
+      "table holds ", rows, " rows; embedding rows take ",
+      HumanBytes(row_bytes_.load(std::memory_order_relaxed)), " and dense variables ",
+      HumanBytes(dense), " of a budget of ", HumanBytes(budget_bytes_), " (", budget_source_,
+      "); give the PS more memory or more PS replicas"));
+}
+
+template <typename Entries>
+absl::StatusOr<std::vector<int64_t>> VariableStore::ReserveAll(
+    const std::vector<TablePtr>& tables, const Entries& entries, absl::string_view what) {
+  std::vector<int64_t> reserved;
+  reserved.reserve(tables.size());
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const std::string& ids = entries[static_cast<int>(i)].ids();
+    absl::StatusOr<int64_t> one =
+        ReserveRows(*tables[i], ids.data(), ids.size() / sizeof(int64_t), what);
+    if (!one.ok()) {
+      // All or nothing: no table of the request gets a row.
+      for (size_t j = 0; j < reserved.size(); ++j) SettleRows(*tables[j], reserved[j], 0);
+      return one.status();
+    }
+    reserved.push_back(*one);
+  }
+  return reserved;
+}
+
+void VariableStore::SettleRows(const EmbeddingTable& table, int64_t reserved, size_t created) {
+  row_bytes_.fetch_sub(reserved - static_cast<int64_t>(created) * table.bytes_per_row(),
+                       std::memory_order_relaxed);
 }
 
 int64_t VariableStore::num_variables() const {

@@ -3,15 +3,21 @@
 // checkpoints. Knows nothing of gRPC: PsService is the glue around it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "coordinator/base/std_mutex.h"
 #include "coordinator/ps/dense_variable.h"
 #include "coordinator/ps/embedding_table.h"
 #include "coordinator/ps/state_stream.h"
@@ -24,6 +30,13 @@ struct StateCounts {
   int64_t num_variables = 0;
   int64_t num_tables = 0;
   int64_t num_rows = 0;
+};
+
+// A checkpoint save's identity (SaveShardRequest): with `since_save_id`, ExportState writes a delta
+// when it can (see RowsToExport).
+struct ExportOptions {
+  uint64_t save_id = 0;  // 0: not a checkpoint save; the change bookkeeping is left alone
+  uint64_t since_save_id = 0;
 };
 
 // Thread-safe. The name maps have a reader/writer lock held only to look names up (and,
@@ -73,10 +86,27 @@ class VariableStore {
   // Writes the whole state (variables by name, then tables by name) as StateRecords. Each variable
   // and each table is a consistent snapshot taken under its own locks; for one snapshot of the
   // whole store, nobody should push meanwhile (the coordinator pauses training to checkpoint).
-  absl::Status ExportState(const RecordSink& sink) const;
-  // Replaces the whole state with the one `source` yields. DataLoss for a stream that is truncated
-  // (no End record), malformed or inconsistent; the store is then left unchanged.
+  absl::Status ExportState(const RecordSink& sink) const { return ExportState(sink, {}).status(); }
+  // The same as a checkpoint save: with options.since_save_id equal to the last save's id (or the
+  // one before it, when the last was never committed) only the embedding rows changed since then
+  // are written, a delta; true when it wrote one. Any other since_save_id (a PS restarted since, a
+  // save it never made), or a store without tables, writes the whole state. Saves run one at a
+  // time.
+  absl::StatusOr<bool> ExportState(const RecordSink& sink, const ExportOptions& options) const;
+  // Replaces the whole state with the one `source` yields: a full export, optionally followed by
+  // deltas, each made since the save before it. DataLoss for a stream that is truncated (no End
+  // record), malformed or inconsistent, or a delta of another save; the store is then left
+  // unchanged. The next delta can be made since the last save read.
   absl::StatusOr<StateCounts> ImportState(const RecordSource& source);
+  // The same from a source of records in pieces: dense chunks are read straight into the new
+  // variables, and a table's row index is sized from its row count before its rows arrive.
+  absl::StatusOr<StateCounts> ImportState(RecordPieceSource& source);
+
+  // Bounds the memory embedding rows may take: a Lookup or PushSparse that could create rows
+  // beyond `bytes` (with the dense variables' bytes) is ResourceExhausted naming the table, its
+  // rows and the budget, before any row is created. 0: no bound (the default). `source` says
+  // where the figure came from, for the message.
+  void SetMemoryBudget(int64_t bytes, std::string source);
 
  private:
   using VariablePtr = std::shared_ptr<DenseVariable>;
@@ -98,11 +128,31 @@ class VariableStore {
                               const std::vector<ChunkedTensor>& deltas);
   // No variable and no table: a fresh (or restarted) PS. Callers hold mu_.
   bool EmptyLocked() const { return variables_.empty() && tables_.empty(); }
+  // Room for the rows `n` ids may create in `table`, taken from the budget (the bytes reserved),
+  // or ResourceExhausted. `what`: "lookup in" / "push to", for the message.
+  absl::StatusOr<int64_t> ReserveRows(const EmbeddingTable& table, const char* ids, size_t n,
+                                      absl::string_view what);
+  // ReserveRows for each table of a request (entries: its TableIds / SparseGradients), or none.
+  template <typename Entries>
+  absl::StatusOr<std::vector<int64_t>> ReserveAll(const std::vector<TablePtr>& tables,
+                                                  const Entries& entries, absl::string_view what);
+  // Keeps the bytes of the rows a call created out of `reserved`, gives the rest back.
+  void SettleRows(const EmbeddingTable& table, int64_t reserved, size_t created);
 
   // A std::shared_mutex for the same reason as DenseVariable's: TSan can see it.
   mutable std::shared_mutex mu_;
   VariableMap variables_;  // guarded by mu_
   TableMap tables_;        // guarded by mu_
+
+  // Checkpoint saves (ExportOptions): the id of the last save and of the one before it, when the
+  // tables' change bits still tell the rows changed since it (0: they do not).
+  mutable StdMutex save_mu_;
+  mutable uint64_t last_save_id_ ABSL_GUARDED_BY(save_mu_) = 0;
+  mutable uint64_t save_before_last_id_ ABSL_GUARDED_BY(save_mu_) = 0;
+
+  int64_t budget_bytes_ = 0;  // set before serving; 0: no bound
+  std::string budget_source_;
+  std::atomic<int64_t> row_bytes_{0};  // rows' bytes (bytes_per_row each), reservations included
 };
 
 }  // namespace tj

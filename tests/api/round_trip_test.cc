@@ -109,7 +109,8 @@ TEST(RoundTripTest, DefaultedJsonHasEveryDefault) {
                             "transientPsFailureThreshold": 3})"));
   EXPECT_EQ(out["spec"]["preemption"], json::parse(R"({"gracePeriodSeconds": 0})"));
   EXPECT_EQ(out["spec"]["checkpoint"],
-            json::parse(R"({"dir": "/checkpoints/digits", "intervalSteps": 500, "keep": 3})"));
+            json::parse(R"({"dir": "/checkpoints/digits", "intervalSteps": 500, "keep": 3,
+                            "fullEvery": 10})"));
   EXPECT_FALSE(out.contains("status"));
 }
 

@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "api/v1alpha1/defaults.h"
 #include "api/v1alpha1/runtime_env.h"
 #include "gtest/gtest.h"
 #include "tests/jobcontrol/test_jobs.h"
@@ -45,7 +46,7 @@ TEST(ReplicaEnvTest, CarriesTheJobsSettings) {
   job.spec.fault_tolerance.worker_recovery_timeout_seconds = 60;
   job.spec.fault_tolerance.transient_ps_failure_threshold = 0;
   job.spec.preemption.grace_period_seconds = 20;
-  job.spec.checkpoint = v1alpha1::CheckpointSpec{"/ckpt/digits", 100, 5};
+  job.spec.checkpoint = v1alpha1::CheckpointSpec{"/ckpt/digits", 100, 5, 4};
   const auto vars =
       AsMap(ReplicaEnvironment(job, {v1alpha1::ReplicaType::kCoordinator, 0}, "{}"));
   EXPECT_EQ(vars.at(env::kJobNamespace), "default");
@@ -57,6 +58,11 @@ TEST(ReplicaEnvTest, CarriesTheJobsSettings) {
   EXPECT_EQ(vars.at(env::kCheckpointDir), "/ckpt/digits");
   EXPECT_EQ(vars.at(env::kCheckpointIntervalSteps), "100");
   EXPECT_EQ(vars.at(env::kCheckpointKeep), "5");
+  EXPECT_EQ(vars.at(env::kCheckpointFullEvery), "4");
+  job.spec.checkpoint->full_every.reset();
+  EXPECT_EQ(AsMap(ReplicaEnvironment(job, {v1alpha1::ReplicaType::kCoordinator, 0}, "{}"))
+                .at(env::kCheckpointFullEvery),
+            std::to_string(v1alpha1::kDefaultCheckpointFullEvery));
 
   const auto local = AsMap(
       ReplicaEnvironment(job, {v1alpha1::ReplicaType::kPs, 0}, "{}", "/tmp/run/checkpoints"));

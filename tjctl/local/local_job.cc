@@ -178,6 +178,7 @@ void LocalJob::StartReplica(ReplicaState& r) {
   spec.unset_env = {env::kCheckpointDir,
                     env::kCheckpointIntervalSteps,
                     env::kCheckpointKeep,
+                    env::kCheckpointFullEvery,
                     kTokenFileEnv,
                     kTokenEnv,
                     kTokenVerifiersFileEnv,

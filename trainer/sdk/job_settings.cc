@@ -41,6 +41,7 @@ absl::StatusOr<JobSettings> JobSettingsFromEnvironment() {
   settings.metrics_address = EnvOr(env::kMetricsAddress, "");
 
   int64_t keep = settings.checkpoint_keep;
+  int64_t full_every = settings.checkpoint_full_every;
   int64_t exit_code = settings.restart_exit_code;
   int64_t recovery_seconds = absl::ToInt64Seconds(settings.worker_recovery_timeout);
   int64_t threshold = settings.transient_ps_failure_threshold;
@@ -51,6 +52,7 @@ absl::StatusOr<JobSettings> JobSettingsFromEnvironment() {
            ReadInt(env::kCheckpointIntervalSteps, 0, int64_t{1} << 50,
                    settings.checkpoint_interval_steps),
            ReadInt(env::kCheckpointKeep, 1, 1000, keep),
+           ReadInt(env::kCheckpointFullEvery, 1, 1000, full_every),
            ReadInt(env::kRestartExitCode, 1, 255, exit_code),
            ReadInt(env::kWorkerRecoveryTimeoutSeconds, 0, kMax32, recovery_seconds),
            ReadInt(env::kTransientPsFailureThreshold, 0, kMax32, threshold),
@@ -60,6 +62,7 @@ absl::StatusOr<JobSettings> JobSettingsFromEnvironment() {
     if (!status.ok()) return status;
   }
   settings.checkpoint_keep = static_cast<int>(keep);
+  settings.checkpoint_full_every = static_cast<int>(full_every);
   settings.restart_exit_code = static_cast<int>(exit_code);
   settings.worker_recovery_timeout = absl::Seconds(recovery_seconds);
   settings.transient_ps_failure_threshold = static_cast<int>(threshold);

@@ -18,6 +18,8 @@ struct JobSettings {
   std::string checkpoint_dir;  // empty: no checkpoints
   int64_t checkpoint_interval_steps = 0;  // 0: only the final checkpoint
   int checkpoint_keep = 3;
+  // TJ_CHECKPOINT_FULL_EVERY: every this many checkpoints is full, the others incremental.
+  int checkpoint_full_every = 10;  // v1alpha1::kDefaultCheckpointFullEvery
   // No progress from a PS saving or restoring its shard for this long: the PS is taken for lost.
   absl::Duration checkpoint_stall_timeout = absl::Seconds(60);
   int restart_exit_code = 42;

@@ -2,11 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
 #include <thread>
 #include <utility>
 
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator/base/coordinator_generation.h"
 #include "coordinator/base/status_macros.h"
@@ -46,11 +49,22 @@ absl::StatusOr<std::vector<Response>> OnEveryPs(
   return responses;
 }
 
+// A nonzero random id: zero means "no save" on the wire.
+uint64_t NewSaveId() {
+  absl::BitGen gen;
+  uint64_t id = 0;
+  while (id == 0) id = absl::Uniform<uint64_t>(gen);
+  return id;
+}
+
 }  // namespace
 
 PsCheckpointer::PsCheckpointer(std::string dir, int keep,
-                               std::vector<std::shared_ptr<PsClient>> ps_tasks)
-    : store_(std::move(dir), keep, CoordinatorGeneration()), ps_(std::move(ps_tasks)) {}
+                               std::vector<std::shared_ptr<PsClient>> ps_tasks, int full_every)
+    : store_(std::move(dir), keep, CoordinatorGeneration()),
+      ps_(std::move(ps_tasks)),
+      full_every_(std::max(full_every, 1)),
+      chains_(ps_.size()) {}
 
 std::string PsCheckpointer::ShardName(int task, int num_ps) {
   return absl::StrCat("ps-", task, "-of-", num_ps, ".state");
@@ -60,63 +74,155 @@ absl::StatusOr<SavedCheckpoint> PsCheckpointer::Save(int64_t step, const nlohman
   const absl::Time start = absl::Now();
   TJ_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointWriter> writer, store_.BeginCheckpoint(step));
   const int num_ps = static_cast<int>(ps_.size());
-  std::vector<std::string> paths;
+  const uint64_t save_id = NewSaveId();
+  std::vector<v1::SaveShardRequest> requests(ps_.size());
   for (int task = 0; task < num_ps; ++task) {
-    TJ_ASSIGN_OR_RETURN(std::string path, writer->ShardPath(ShardName(task, num_ps)));
-    paths.push_back(std::move(path));
+    v1::SaveShardRequest& request = requests[static_cast<size_t>(task)];
+    TJ_ASSIGN_OR_RETURN(*request.mutable_path(), writer->ShardPath(ShardName(task, num_ps)));
+    request.set_save_id(save_id);
+    // A delta while the chain is shorter than full_every files; the PS may still answer with a
+    // full save (it restarted, or holds no table), which starts a new chain.
+    const std::vector<ManifestShard>& chain = chains_[static_cast<size_t>(task)];
+    if (last_save_id_ != 0 && !chain.empty() && static_cast<int>(chain.size()) < full_every_) {
+      request.set_since_save_id(last_save_id_);
+    }
   }
   // Every PS writes its shard at the same time (to its own disk, or its share of a shared volume's
   // bandwidth); each call is bound by the PS clients' stall timeout, not by a deadline.
   TJ_ASSIGN_OR_RETURN(
       std::vector<v1::SaveShardResponse> saved,
       OnEveryPs<v1::SaveShardResponse>(num_ps, [&](int task, grpc::ClientContext& context) {
-        return ps_[static_cast<size_t>(task)]->SaveShard(context, paths[static_cast<size_t>(task)]);
+        return ps_[static_cast<size_t>(task)]->SaveShard(context,
+                                                         requests[static_cast<size_t>(task)]);
       }));
   std::map<std::string, FileDigest> shards;
+  std::vector<ManifestShard> earlier;
+  std::vector<std::vector<ManifestShard>> chains(ps_.size());
   int64_t bytes = 0;
+  int deltas = 0;
   for (int task = 0; task < num_ps; ++task) {
-    const v1::SaveShardResponse& shard = saved[static_cast<size_t>(task)];
+    const auto index = static_cast<size_t>(task);
+    const v1::SaveShardResponse& shard = saved[index];
     // The PS computed the digest as it wrote the file; Commit checks the size on disk, and every
     // restore verifies size and CRC-32C before trusting the shard.
     const FileDigest digest{static_cast<uint64_t>(shard.bytes()), shard.crc32c()};
     bytes += shard.bytes();
     shards.emplace(ShardName(task, num_ps), digest);
+    if (shard.delta()) {
+      if (!requests[index].since_save_id()) {
+        return absl::InternalError(
+            absl::StrCat("parameter server task ", task, " saved a delta that was not asked for"));
+      }
+      ++deltas;
+      chains[index] = chains_[index];
+      earlier.insert(earlier.end(), chains_[index].begin(), chains_[index].end());
+    }
+    chains[index].push_back({ShardName(task, num_ps), digest, step});
   }
-  TJ_RETURN_IF_ERROR(writer->Commit(state, shards));
-  return SavedCheckpoint{step, writer->dir(), bytes, absl::Now() - start};
+  nlohmann::json sealed = state;
+  sealed[kSaveIdKey] = save_id;
+  TJ_RETURN_IF_ERROR(writer->Commit(sealed, shards, earlier));
+  last_save_id_ = save_id;
+  chains_ = std::move(chains);
+  return SavedCheckpoint{step, writer->dir(), bytes, absl::Now() - start, deltas};
 }
 
 absl::StatusOr<std::optional<RestoredCheckpoint>> PsCheckpointer::RestoreLatest(
     const StateCheck& check_state) {
   // From now on the directory is this coordinator's: an older one still running stops saving.
   TJ_RETURN_IF_ERROR(store_.Claim());
-  TJ_ASSIGN_OR_RETURN(std::optional<Checkpoint> latest, store_.LatestValid());
-  if (!latest.has_value()) return std::optional<RestoredCheckpoint>();
-  if (check_state) TJ_RETURN_IF_ERROR(check_state(latest->state, latest->dir));
+  // The store checks manifests and shard sizes; each PS checks its shard's CRC-32C as it reads it
+  // (one pass over the shard, not a verification pass and then the restore's). A shard that fails
+  // there (DataLoss naming the file) sends the restore to the previous checkpoint, as a failed
+  // verification would: every PS is then restored again, from that one.
+  std::vector<std::string> failures;
+  int64_t before_step = kMaxCheckpointStep + 1;
+  while (true) {
+    absl::StatusOr<std::optional<Checkpoint>> latest =
+        store_.LatestValid(ShardCheck::kSizeOnly, before_step);
+    if (!latest.ok() || !latest->has_value()) {
+      if (failures.empty()) {
+        if (!latest.ok()) return latest.status();
+        return std::optional<RestoredCheckpoint>();
+      }
+      if (!latest.ok()) failures.emplace_back(latest.status().message());
+      return absl::DataLossError(absl::StrCat("no valid checkpoint in ", store_.dir(), ": ",
+                                              absl::StrJoin(failures, "; ")));
+    }
+    const Checkpoint& checkpoint = **latest;
+    absl::Status restored = RestoreInto(checkpoint, check_state);
+    if (restored.ok()) {
+      nlohmann::json state = checkpoint.state;
+      state.erase(kSaveIdKey);
+      return std::optional<RestoredCheckpoint>(
+          RestoredCheckpoint{checkpoint.step, checkpoint.dir, std::move(state)});
+    }
+    if (!absl::IsDataLoss(restored)) return restored;
+    spdlog::warn("checkpoint {}: skipped, falling back to the previous one: {}", checkpoint.dir,
+                 std::string(restored.message()));
+    failures.emplace_back(restored.message());
+    before_step = checkpoint.step;
+  }
+}
+
+absl::Status PsCheckpointer::RestoreInto(const Checkpoint& checkpoint,
+                                         const StateCheck& check_state) {
+  if (check_state) TJ_RETURN_IF_ERROR(check_state(checkpoint.state, checkpoint.dir));
   const int num_ps = static_cast<int>(ps_.size());
-  if (latest->shards.size() != ps_.size()) {
+  int own_shards = 0;
+  for (const ManifestShard& shard : checkpoint.shards) own_shards += shard.checkpoint_step < 0;
+  if (own_shards != num_ps) {
     return absl::FailedPreconditionError(
-        absl::StrCat("checkpoint ", latest->dir, " holds ", latest->shards.size(),
+        absl::StrCat("checkpoint ", checkpoint.dir, " holds ", own_shards,
                      " parameter-server shard(s) but the job has ", num_ps,
                      " PS task(s); restore it with the same number of PS replicas"));
   }
+  // Per task, its files oldest first: the full save, then each delta, this checkpoint's last.
+  std::vector<std::vector<ManifestShard>> chains(ps_.size());
   for (int task = 0; task < num_ps; ++task) {
     const std::string name = ShardName(task, num_ps);
-    bool present = false;
-    for (const ManifestShard& shard : latest->shards) present |= shard.name == name;
-    if (!present) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "checkpoint ", latest->dir, " has no shard ", name, " for parameter server task ", task));
+    std::vector<ManifestShard>& chain = chains[static_cast<size_t>(task)];
+    for (const ManifestShard& shard : checkpoint.shards) {
+      if (shard.name != name) continue;
+      chain.push_back(shard);
+      if (chain.back().checkpoint_step < 0) chain.back().checkpoint_step = checkpoint.step;
+    }
+    std::sort(chain.begin(), chain.end(), [](const ManifestShard& a, const ManifestShard& b) {
+      return a.checkpoint_step < b.checkpoint_step;
+    });
+    if (chain.empty() || chain.back().checkpoint_step != checkpoint.step) {
+      return absl::FailedPreconditionError(absl::StrCat("checkpoint ", checkpoint.dir,
+                                                        " has no shard ", name,
+                                                        " for parameter server task ", task));
     }
   }
-  // Every PS reads its shard at the same time.
+  // Every PS reads its files at the same time, checking each one's digest (the manifest's) from
+  // its records' CRCs as it reads it: a corrupt or missing file of the chain is DataLoss naming it.
   TJ_RETURN_IF_ERROR(
       OnEveryPs<v1::RestoreShardResponse>(num_ps, [&](int task, grpc::ClientContext& context) {
-        return ps_[static_cast<size_t>(task)]->RestoreShard(
-            context, latest->ShardPath(ShardName(task, num_ps)));
+        v1::RestoreShardRequest request;
+        for (const ManifestShard& shard : chains[static_cast<size_t>(task)]) {
+          const std::string path = shard.checkpoint_step == checkpoint.step
+                                       ? checkpoint.ShardPath(shard.name)
+                                       : checkpoint.FilePath(shard);
+          v1::ShardDigest* digest = nullptr;
+          if (request.path().empty()) {
+            request.set_path(path);
+            digest = request.mutable_digest();
+          } else {
+            request.add_delta_paths(path);
+            digest = request.add_delta_digests();
+          }
+          digest->set_bytes(static_cast<int64_t>(shard.digest.bytes));
+          digest->set_crc32c(shard.digest.crc32c);
+        }
+        return ps_[static_cast<size_t>(task)]->RestoreShard(context, request);
       }).status());
-  return std::optional<RestoredCheckpoint>(
-      RestoredCheckpoint{latest->step, latest->dir, latest->state});
+  const auto id = checkpoint.state.find(kSaveIdKey);
+  last_save_id_ =
+      id != checkpoint.state.end() && id->is_number_unsigned() ? id->get<uint64_t>() : 0;
+  chains_ = std::move(chains);
+  return absl::OkStatus();
 }
 
 }  // namespace tj::sdk

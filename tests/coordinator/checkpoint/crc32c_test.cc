@@ -44,6 +44,25 @@ TEST(Crc32cTest, HardwareAndTableAgreeOnEveryLengthAndAlignment) {
             crc32c::ExtendPortable(0x12345678, data.data(), data.size()));
 }
 
+// Large inputs take the three-lane path (12 KiB and up): every length around its boundaries, at
+// every alignment, and a large one, against the table.
+TEST(Crc32cTest, HardwareAndTableAgreeOnLargeInputs) {
+  if (!crc32c::HardwareAvailable()) GTEST_SKIP() << "no SSE4.2 on this CPU";
+  std::mt19937 rng(11);
+  std::string data((1 << 20) + 64, '\0');
+  for (char& c : data) c = static_cast<char>(rng());
+  for (size_t offset = 0; offset < 8; ++offset) {
+    for (size_t size : {size_t{12287}, size_t{12288}, size_t{12289}, size_t{12295},
+                        size_t{24575}, size_t{24576}, size_t{24583}, size_t{40000}}) {
+      ASSERT_EQ(crc32c::ExtendHardware(0x9e3779b9, data.data() + offset, size),
+                crc32c::ExtendPortable(0x9e3779b9, data.data() + offset, size))
+          << "offset " << offset << " size " << size;
+    }
+  }
+  EXPECT_EQ(crc32c::ExtendHardware(0, data.data() + 3, 1 << 20),
+            crc32c::ExtendPortable(0, data.data() + 3, 1 << 20));
+}
+
 TEST(Crc32cTest, ExtendEqualsOneShot) {
   const std::string text = "hello, parameter servers and workers";
   for (size_t cut = 0; cut <= text.size(); ++cut) {

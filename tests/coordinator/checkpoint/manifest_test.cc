@@ -49,5 +49,31 @@ TEST(ManifestTest, StateUpToTheDepthLimitRoundTripsAndDeeperIsRefusedWhenWritten
   EXPECT_THAT(std::string(written.status().message()), HasSubstr("nests deeper than"));
 }
 
+TEST(ManifestTest, FilesOfEarlierCheckpointsRoundTripAndLaterOnesAreRefused) {
+  Manifest manifest;
+  manifest.step = 30;
+  manifest.created_time = "2024-05-01T12:00:00Z";
+  // An incremental checkpoint: its own delta, the delta of step 20 and the full save of step 10,
+  // all under one name.
+  manifest.shards = {{"ps-0-of-1.state", {10, 1}, -1},
+                     {"ps-0-of-1.state", {20, 2}, 20},
+                     {"ps-0-of-1.state", {30, 3}, 10}};
+  absl::StatusOr<std::string> written = SerializeManifest(manifest);
+  ASSERT_TRUE(written.ok()) << written.status();
+  absl::StatusOr<Manifest> read = ParseManifest(*written);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->shards.size(), 3u);
+  EXPECT_EQ(read->shards[0].checkpoint_step, -1);
+  EXPECT_EQ(read->shards[1].checkpoint_step, 20);
+  EXPECT_EQ(read->shards[2].checkpoint_step, 10);
+  EXPECT_EQ(read->shards[2].digest.bytes, 30u);
+
+  manifest.shards.push_back({"ps-0-of-1.state", {1, 1}, 20});  // twice from step 20
+  EXPECT_THAT(std::string(SerializeManifest(manifest).status().message()),
+              HasSubstr("listed twice"));
+  manifest.shards.back().checkpoint_step = 30;  // not earlier than the checkpoint itself
+  EXPECT_EQ(SerializeManifest(manifest).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace tj

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -83,6 +85,73 @@ TEST(RecordFileTest, RoundTripsEmptySmallAndLargeRecordsWithTheFileDigest) {
   ASSERT_TRUE(actual.ok());
   EXPECT_EQ(digest, *actual) << ToString(digest) << " vs " << ToString(*actual);
   EXPECT_EQ(digest.bytes, std::filesystem::file_size(path));
+}
+
+TEST(RecordFileTest, RecordsReadInPiecesMatchAndYieldTheFileDigestInOnePass) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("shard.rec");
+  const std::vector<std::string> records = {"head", RandomBytes(3 << 20, 3), "",
+                                            RandomBytes(300 << 10, 4), "end"};
+  const FileDigest written = WriteRecords(path, records);
+  auto reader = RecordFileReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  for (const std::string& expected : records) {
+    uint64_t size = 0;
+    absl::StatusOr<bool> more = (*reader)->BeginRecord(&size);
+    ASSERT_TRUE(more.ok() && *more) << more.status();
+    ASSERT_EQ(size, expected.size());
+    // Uneven pieces: a few bytes, then most of it straight into place, then the rest.
+    std::string got(size, '\0');
+    const size_t first = std::min<size_t>(size, 7);
+    const size_t second = (size - first) / 2;
+    ASSERT_TRUE((*reader)->ReadRecord(got.data(), first).ok());
+    ASSERT_TRUE((*reader)->ReadRecord(got.data() + first, second).ok());
+    ASSERT_TRUE((*reader)->ReadRecord(got.data() + first + second, size - first - second).ok());
+    ASSERT_TRUE(got == expected);
+  }
+  uint64_t size = 0;
+  absl::StatusOr<bool> more = (*reader)->BeginRecord(&size);
+  ASSERT_TRUE(more.ok());
+  EXPECT_FALSE(*more);
+  EXPECT_EQ((*reader)->digest(), written) << ToString((*reader)->digest());
+  EXPECT_EQ(written, *ComputeFileDigest(path));
+}
+
+TEST(RecordFileTest, ACorruptByteInALargeRecordReadInPiecesIsDataLossAtItsLastByte) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("shard.rec");
+  WriteRecords(path, {RandomBytes(2 << 20, 5)});
+  std::string bytes = ReadFile(path);
+  bytes[12 + (1 << 20)] ^= 4;
+  WriteRaw(path, bytes);
+  auto reader = RecordFileReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  uint64_t size = 0;
+  ASSERT_TRUE(*(*reader)->BeginRecord(&size));
+  std::string got(size, '\0');
+  ASSERT_TRUE((*reader)->ReadRecord(got.data(), size - 1).ok());
+  const absl::Status status = (*reader)->ReadRecord(got.data() + size - 1, 1);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr(path + ": corrupt record at offset 0: data checksum mismatch"));
+  // Sticky, and nothing past the record.
+  EXPECT_EQ((*reader)->BeginRecord(&size).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(RecordFileTest, ARecordMustBeReadToItsEndBeforeTheNext) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("f");
+  WriteRecords(path, {"abcdef", "g"});
+  auto reader = RecordFileReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  uint64_t size = 0;
+  ASSERT_TRUE(*(*reader)->BeginRecord(&size));
+  char two[2];
+  ASSERT_TRUE((*reader)->ReadRecord(two, 2).ok());
+  EXPECT_EQ((*reader)->BeginRecord(&size).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  char many[10];
+  EXPECT_EQ((*reader)->ReadRecord(many, 10).code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(RecordFileTest, AnEmptyFileHasNoRecords) {

@@ -12,6 +12,7 @@
 #include "coordinator/ps/id_hash.h"
 #include "coordinator/ps/row_index.h"
 #include "coordinator/ps/variable_store.h"
+#include "tests/coordinator/ps/ps_state_view.h"
 #include "tests/coordinator/ps/ps_test_values.h"
 
 namespace tj {
@@ -90,11 +91,15 @@ TEST(EmbeddingTableTest, ManyRowsSurviveIndexGrowth) {
     grads[static_cast<size_t>(2 * i)] = -static_cast<float>(i);
     grads[static_cast<size_t>(2 * i + 1)] = 1;
   }
-  table.Push(reinterpret_cast<const char*>(ids.data()), ids.size(),
-             reinterpret_cast<const char*>(grads.data()));
+  ASSERT_TRUE(table
+                  .Push(reinterpret_cast<const char*>(ids.data()), ids.size(),
+                        reinterpret_cast<const char*>(grads.data()))
+                  .ok());
   std::vector<float> out(kRows * 2);
-  table.Lookup(reinterpret_cast<const char*>(ids.data()), ids.size(),
-               reinterpret_cast<char*>(out.data()));
+  ASSERT_TRUE(table
+                  .Lookup(reinterpret_cast<const char*>(ids.data()), ids.size(),
+                          reinterpret_cast<char*>(out.data()))
+                  .ok());
 
   EXPECT_EQ(table.num_rows(), kRows);
   for (int64_t i = 0; i < kRows; i += 997) {
@@ -107,14 +112,84 @@ TEST(EmbeddingTableTest, ManyRowsSurviveIndexGrowth) {
 
 TEST(RowIndexTest, FindsWhatWasInsertedAndNothingElse) {
   RowIndex index;
-  for (uint32_t i = 0; i < 1000; ++i) {
+  std::vector<int64_t> ids;  // the caller's row storage: row r holds ids[r]
+  const auto id_of = [&](uint32_t row) { return ids.at(row); };
+  // Enough rows for many rebuilds, and ids whose hashes share the shard bits (as in one shard).
+  for (uint32_t i = 0; i < 100000; ++i) {
     const int64_t id = static_cast<int64_t>(i) * 3;
-    EXPECT_EQ(index.FindOrInsert(id, RowHash(id), i), std::make_pair(i, true));
+    ASSERT_EQ(index.FindOrInsert(id, RowHash(id), id_of), std::make_pair(i, true)) << i;
+    ids.push_back(id);
   }
-  EXPECT_EQ(index.FindOrInsert(30, RowHash(30), 5000), std::make_pair(10u, false));
-  EXPECT_EQ(index.Find(299 * 3, RowHash(299 * 3)), 299u);
-  EXPECT_EQ(index.Find(1, RowHash(1)), RowIndex::kNoRow);
-  EXPECT_EQ(index.size(), 1000u);
+  EXPECT_EQ(index.FindOrInsert(30, RowHash(30), id_of), std::make_pair(10u, false));
+  for (uint32_t i = 0; i < 100000; i += 7) {
+    const int64_t id = static_cast<int64_t>(i) * 3;
+    ASSERT_EQ(index.Find(id, RowHash(id), id_of), i);
+    ASSERT_EQ(index.Find(id + 1, RowHash(id + 1), id_of), RowIndex::kNoRow);
+  }
+  EXPECT_EQ(index.size(), 100000u);
+  // 4-byte slots at a load between 8/15 and 4/5.
+  EXPECT_LE(index.memory_bytes(), 100000u * 4 * 15 / 8);
+  EXPECT_GE(index.memory_bytes(), 100000u * 4 * 5 / 4);
+}
+
+// A restore reserves the index for the row count a Table record announces: inserting up to that
+// many rows then never rebuilds it, and rows held before the reservation are still found.
+TEST(RowIndexTest, ReserveMakesRoomOnceAndKeepsTheRowsHeld) {
+  RowIndex index;
+  std::vector<int64_t> ids;
+  const auto id_of = [&](uint32_t row) { return ids.at(row); };
+  const auto insert = [&](int64_t id) {
+    const auto [row, inserted] = index.FindOrInsert(id, RowHash(id), id_of);
+    ASSERT_TRUE(inserted) << id;
+    ASSERT_EQ(row, ids.size());
+    ids.push_back(id);
+  };
+  for (int64_t id = 0; id < 100; ++id) insert(id * 7);
+  index.Reserve(50000, id_of);
+  const size_t reserved = index.memory_bytes();
+  EXPECT_GE(reserved, 50000u * 4 * 5 / 4);
+  for (int64_t id = 0; id < 100; ++id) EXPECT_EQ(index.Find(id * 7, RowHash(id * 7), id_of), id);
+  for (int64_t id = 100; id < 50000; ++id) insert(id * 7);
+  EXPECT_EQ(index.memory_bytes(), reserved);
+  index.Reserve(10, id_of);  // never shrinks
+  EXPECT_EQ(index.memory_bytes(), reserved);
+  for (int64_t id = 0; id < 50000; id += 13) {
+    ASSERT_EQ(index.Find(id * 7, RowHash(id * 7), id_of), id);
+  }
+}
+
+TEST(EmbeddingTableTest, RowsBeyondTheMemoryBudgetAreRefusedBeforeAnyIsCreated) {
+  VariableStore store;
+  ASSERT_TRUE(store.Create(CreateTablesRequest({Table("emb", 16, ConstantInit(0.5f)),
+                                                Table("other", 16, ConstantInit(0.5f))}))
+                  .ok());
+  // 16 floats, the id, index and change bits: under 100 bytes a row; room for about 1,000 rows.
+  store.SetMemoryBudget(100'000, "a test budget");
+  std::vector<int64_t> first(800);
+  for (size_t i = 0; i < first.size(); ++i) first[i] = static_cast<int64_t>(i);
+  EXPECT_EQ(Rows(store, "emb", first).size(), 800u);
+
+  std::vector<int64_t> more(800);
+  for (size_t i = 0; i < more.size(); ++i) more[i] = static_cast<int64_t>(i + 10'000);
+  v1::LookupResponse response;
+  const absl::Status refused = store.Lookup(LookupRequest({{"emb", more}}), response);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(refused.message(),
+              AllOf(HasSubstr("table 'emb'"), HasSubstr("creating 800 more rows"),
+                    HasSubstr("holds 800 rows"), HasSubstr("budget of 97.7 KiB (a test budget)")));
+  // A push of new rows too, and a request whose second table does not fit creates nothing.
+  std::vector<float> grads(more.size() * 16, 1.0f);
+  EXPECT_EQ(store.PushSparse(SparsePush("emb", more, grads)).code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(store.Lookup(LookupRequest({{"other", {1, 2}}, {"emb", more}}), response).code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(testing::ViewOf(store).tables["other"].size(), 0u);
+  EXPECT_EQ(testing::ViewOf(store).tables["emb"].size(), 800u);
+
+  // Rows that exist are still served at the budget, and new ones while there is room.
+  ASSERT_EQ(Rows(store, "emb", first).size(), 800u);
+  ASSERT_EQ(Rows(store, "other", {1, 2, 3}).size(), 3u);
+  EXPECT_EQ(testing::ViewOf(store).tables["other"].size(), 3u);
 }
 
 TEST(EmbeddingTableTest, BadInputIsRejectedNamingTheTable) {

@@ -66,14 +66,14 @@ void TableRss(const char* label, v1::Optimizer optimizer) {
   std::vector<float> out(static_cast<size_t>(kDim) * 10000);
   const double create = Seconds([&] {
     for (size_t i = 0; i < ids.size(); i += 10000) {
-      table.Lookup(reinterpret_cast<const char*>(ids.data() + i), 10000,
-                   reinterpret_cast<char*>(out.data()));
+      (void)table.Lookup(reinterpret_cast<const char*>(ids.data() + i), 10000,
+                         reinterpret_cast<char*>(out.data()));
     }
   });
   const double lookup = Seconds([&] {
     for (size_t i = 0; i < ids.size(); i += 10000) {
-      table.Lookup(reinterpret_cast<const char*>(ids.data() + i), 10000,
-                   reinterpret_cast<char*>(out.data()));
+      (void)table.Lookup(reinterpret_cast<const char*>(ids.data() + i), 10000,
+                         reinterpret_cast<char*>(out.data()));
     }
   });
   const double ids_mib = static_cast<double>(ids.size() * sizeof(int64_t)) / (1 << 20);

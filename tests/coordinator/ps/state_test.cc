@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <tuple>
@@ -126,6 +127,68 @@ TEST(StateTest, ATruncatedStreamIsDataLossAndChangesNothing) {
   EXPECT_EQ(target.num_tables(), 0);
 }
 
+// A restored variable's memory is not cleared first, so its chunks must cover it exactly: a chunk
+// repeated (or out of order) is refused even when the count of floats adds up.
+TEST(StateTest, DenseChunksOutOfOrderOrRepeatedAreDataLoss) {
+  VariableStore original;
+  ASSERT_TRUE(original
+                  .Create(CreateRequest(
+                      {InitializedVariable("big", {2 * kStateChunkFloats}, NormalInit(3))}))
+                  .ok());
+  const std::vector<std::string> records = ExportRecords(original);
+  ASSERT_EQ(records.size(), 5u);  // header, variable, two chunks, end
+  std::vector<std::string> swapped = records;
+  std::swap(swapped[2], swapped[3]);
+  std::vector<std::string> repeated = records;
+  repeated[3] = repeated[2];
+  for (const auto* stream : {&swapped, &repeated}) {
+    VariableStore target;
+    const absl::Status status = target.ImportState(SourceOf(*stream)).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("variable 'big'"));
+    EXPECT_EQ(target.num_variables(), 0);
+  }
+  VariableStore target;
+  ASSERT_TRUE(target.ImportState(SourceOf(records)).ok());
+  EXPECT_EQ(ViewOf(target), ViewOf(original));
+}
+
+// Records pass their CRC before they are parsed, but a file written by someone else can hold any
+// bytes with a valid CRC: every byte of every small record (dense chunk heads included, which are
+// parsed before the rest of the chunk is read into place) flipped, and every record cut short,
+// is refused or harmless, and a refused stream leaves the store as it was.
+TEST(StateTest, EveryByteOfASmallRecordFlippedOrCutIsRefusedOrHarmless) {
+  VariableStore original;
+  Populate(original);
+  const std::vector<std::string> records = ExportRecords(original);
+  auto fresh = [] {
+    auto store = std::make_unique<VariableStore>();
+    EXPECT_TRUE(store->Create(CreateRequest({FloatVariable("keep", {9}, {1})})).ok());
+    return store;
+  };
+  std::unique_ptr<VariableStore> target = fresh();
+  int refused = 0;
+  for (size_t r = 0; r < records.size(); ++r) {
+    if (records[r].size() > 4096) continue;
+    for (size_t at = 0; at <= records[r].size(); ++at) {
+      std::vector<std::string> stream = records;
+      if (at == records[r].size()) {
+        stream[r].resize(at / 2);
+      } else {
+        stream[r][at] = static_cast<char>(stream[r][at] ^ 0x41);
+      }
+      const absl::Status status = target->ImportState(SourceOf(stream)).status();
+      if (!status.ok()) {
+        ++refused;
+        ASSERT_EQ(target->num_variables(), 1) << "record " << r << " byte " << at << ": " << status;
+      } else {
+        target = fresh();  // accepted (a flip that still makes sense, e.g. in a value)
+      }
+    }
+  }
+  EXPECT_GT(refused, 0);
+}
+
 TEST(StateTest, ExportsTakenWhileLookupsCreateRowsImportCleanly) {
   VariableStore store;
   ASSERT_TRUE(store.Create(testing::CreateTablesRequest({Table("emb", 4, NormalInit(1))})).ok());
@@ -166,6 +229,34 @@ TEST_F(ShardFileTest, SaveAndRestoreThroughAFile) {
   ASSERT_TRUE(counts.ok()) << counts.status();
   EXPECT_EQ(counts->num_rows(), 3002);
   EXPECT_EQ(ViewOf(restored), ViewOf(original));
+}
+
+// The manifest's digest is checked from the records' own CRCs as the file is read once: another
+// size or CRC is DataLoss naming the file, and the store keeps its state.
+TEST_F(ShardFileTest, RestoreChecksTheExpectedDigestAsItReads) {
+  VariableStore original;
+  Populate(original);
+  const std::string path = dir_ + "/ps-0.state";
+  auto saved = SaveShardFile(original, path);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  const FileDigest digest{static_cast<uint64_t>(saved->bytes()), saved->crc32c()};
+  VariableStore target;
+  ASSERT_TRUE(target.Create(CreateRequest({FloatVariable("keep", {9}, {1})})).ok());
+
+  for (const FileDigest& wrong : {FileDigest{digest.bytes, digest.crc32c ^ 1},
+                                  FileDigest{digest.bytes + 1, digest.crc32c}}) {
+    ShardFileOptions options;
+    options.expected_digest = wrong;
+    const absl::Status status = RestoreShardFile(target, path, options).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(path));
+    EXPECT_THAT(std::string(status.message()), HasSubstr("mismatch"));
+    EXPECT_EQ(target.num_variables(), 1);
+  }
+  ShardFileOptions options;
+  options.expected_digest = digest;
+  ASSERT_TRUE(RestoreShardFile(target, path, options).ok());
+  EXPECT_EQ(ViewOf(target), ViewOf(original));
 }
 
 TEST_F(ShardFileTest, ATruncatedFileIsDataLossAndAMissingOneNotFound) {
@@ -217,6 +308,14 @@ TEST_F(ShardFileTest, SaveShardAndRestoreShardRpcs) {
   ASSERT_TRUE(after.ok());
   EXPECT_EQ((*after)[0].data(), (*before)[0].data());
   EXPECT_EQ(client->RestoreShard(dir_ + "/missing").status().code(), absl::StatusCode::kNotFound);
+  // With the manifest's digest, a mismatch is DATA_LOSS naming the file, not a lost PS.
+  grpc::ClientContext context;
+  const auto wrong = client->RestoreShard(
+      context, path, {}, FileDigest{on_disk->bytes, on_disk->crc32c ^ 1});
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kDataLoss) << wrong.status();
+  EXPECT_THAT(std::string(wrong.status().message()), HasSubstr(path));
+  grpc::ClientContext again;
+  EXPECT_TRUE(client->RestoreShard(again, path, {}, *on_disk).ok());
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +23,7 @@
 #include "coordinator/checkpoint/checkpoint_store.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/ps/ps_error.h"
+#include "tests/coordinator/checkpoint/log_capture.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait_for.h"
 #include "tjctl/local/process.h"
@@ -160,6 +163,47 @@ TEST(PsCheckpointerProcessTest, EveryPsSavesAtTheSameTimeAndTheCheckpointRestore
   EXPECT_EQ((*after)[0].data(), (*pulled)[0].data());
 }
 
+// The coordinator no longer reads a shard to verify it before a PS reads it again: the PS checks the
+// manifest's CRC as it restores. A shard whose size is right but whose bytes are not is found
+// there (DataLoss naming the file), and every PS is restored from the previous checkpoint instead.
+TEST(PsCheckpointerProcessTest, AShardThePsFindsCorruptFallsBackToThePreviousCheckpoint) {
+  Ps ps0 = StartPs(0, 0, 2);
+  Ps ps1 = StartPs(1, 0, 2);
+  TempDir dir;
+  PsCheckpointer checkpointer(dir.path(), 3, Clients({&ps0, &ps1}));
+  ASSERT_TRUE(checkpointer.Save(5, {{"step", 5}}).ok());
+  auto at5 = ps0.client->Pull({"v1"});
+  ASSERT_TRUE(at5.ok());
+  ASSERT_TRUE(ps0.client->Push({"v1"}, {(*at5)[0]}).ok());
+  ASSERT_TRUE(checkpointer.Save(9, {{"step", 9}}).ok());
+  // One byte deep inside ps-0's newest shard (a float of v1): its record's CRC no longer matches.
+  const std::string corrupt = StepDir(dir.path(), 9) + "/ps-0-of-2.state";
+  {
+    std::fstream file(corrupt, std::ios::in | std::ios::out | std::ios::binary);
+    const auto at = static_cast<std::streamoff>(std::filesystem::file_size(corrupt) - 1000);
+    file.seekg(at);
+    const char byte = static_cast<char>(file.get());
+    file.seekp(at);
+    file.put(static_cast<char>(byte ^ 0x10));
+  }
+
+  std::string log;
+  absl::StatusOr<std::optional<RestoredCheckpoint>> restored;
+  {
+    ::tj::testing::LogCapture capture;
+    restored = checkpointer.RestoreLatest();
+    log = capture.text();
+  }
+
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_TRUE(restored->has_value());
+  EXPECT_EQ((*restored)->step, 5);
+  EXPECT_THAT(log, AllOf(HasSubstr("skipped, falling back"), HasSubstr(corrupt)));
+  auto after = ps0.client->Pull({"v1"});
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ((*after)[0].data(), (*at5)[0].data());
+}
+
 TEST(PsCheckpointerProcessTest, AFrozenPsFailsTheSaveWithAStallErrorNamingIt) {
   Ps ps0 = StartPs(0, 0, 1);
   Ps ps1 = StartPs(1, 2 * kMiB, 8);
@@ -217,6 +261,83 @@ TEST(PsCheckpointerProcessTest, APsKilledMidSaveIsLostAndThePreviousCheckpointIs
   auto values = restarted.client->Pull({"v0"});
   ASSERT_TRUE(values.ok()) << values.status();
   EXPECT_EQ((*values)[0].data(), (*at_first)[0].data());
+}
+
+// Pushes to `n` rows of table "emb" (created here when absent) and returns their values after.
+std::vector<float> TrainRows(const PsClient& client, int64_t n, float scale) {
+  v1::CreateVariablesRequest create;
+  v1::TableSpec* table = create.add_tables();
+  table->set_name("emb");
+  table->set_dim(4);
+  table->mutable_optimizer()->mutable_adam()->set_learning_rate(0.1f);
+  EXPECT_TRUE(client.Create(create).ok());
+  v1::PushSparseRequest push;
+  v1::LookupRequest lookup;
+  v1::SparseGradients* update = push.add_updates();
+  update->set_table("emb");
+  lookup.add_lookups()->set_table("emb");
+  for (int64_t id = 0; id < n; ++id) {
+    update->mutable_ids()->append(reinterpret_cast<const char*>(&id), sizeof(id));
+    for (int j = 0; j < 4; ++j) {
+      const float grad = scale * static_cast<float>(id % 7 - j);
+      update->mutable_gradients()->append(reinterpret_cast<const char*>(&grad), sizeof(grad));
+    }
+  }
+  *lookup.mutable_lookups(0)->mutable_ids() = update->ids();
+  EXPECT_TRUE(client.PushSparse(push).ok());
+  auto rows = client.Lookup(lookup);
+  EXPECT_TRUE(rows.ok()) << rows.status();
+  if (!rows.ok()) return {};
+  const std::string& bytes = rows->values(0).data();
+  std::vector<float> values(bytes.size() / sizeof(float));
+  std::memcpy(values.data(), bytes.data(), bytes.size());
+  return values;
+}
+
+TEST(PsCheckpointerProcessTest, APsKilledMidDeltaLeavesThePreviousIncrementalCheckpointValid) {
+  Ps ps = StartPs(0, 4 * kMiB, 4);  // dense variables go whole in a delta too: ~1 s a save
+  TempDir dir;
+  PsCheckpointer checkpointer(dir.path(), 3, Clients({&ps}), /*full_every=*/5);
+  TrainRows(*ps.client, 1000, 1.0f);
+  ASSERT_TRUE(checkpointer.Save(1, {{"step", 1}}).ok());
+  const std::vector<float> at_second = TrainRows(*ps.client, 100, 2.0f);
+  auto second = checkpointer.Save(2, {{"step", 2}});
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->deltas, 1);
+  auto dense_at_second = ps.client->Pull({"v0"});
+  ASSERT_TRUE(dense_at_second.ok());
+
+  TrainRows(*ps.client, 10, 3.0f);
+  std::optional<absl::StatusOr<SavedCheckpoint>> third;
+  std::thread save([&] { third = checkpointer.Save(3, {{"step", 3}}); });
+  const bool writing = WaitFor([&] { return !ShardsBeingWritten(StepDir(dir.path(), 3)).empty(); },
+                               absl::Seconds(30));
+  if (writing) ps.process.KillAndWait(SIGKILL);
+  save.join();
+  ASSERT_TRUE(writing);
+  ASSERT_FALSE(third->ok());
+  EXPECT_FALSE(std::filesystem::exists(StepDir(dir.path(), 3) + "/MANIFEST.json"));
+
+  // The restarted PS gets step 2 back: the full save of step 1 and the delta of step 2.
+  Ps restarted = StartPs(0, 0, 0);
+  auto restored = PsCheckpointer(dir.path(), 3, Clients({&restarted}), 5).RestoreLatest();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_TRUE(restored->has_value());
+  EXPECT_EQ((*restored)->step, 2);
+  auto dense = restarted.client->Pull({"v0"});
+  ASSERT_TRUE(dense.ok()) << dense.status();
+  EXPECT_EQ((*dense)[0].data(), (*dense_at_second)[0].data());
+  v1::LookupRequest lookup;
+  lookup.add_lookups()->set_table("emb");
+  for (int64_t id = 0; id < 100; ++id) {
+    lookup.mutable_lookups(0)->mutable_ids()->append(reinterpret_cast<const char*>(&id), 8);
+  }
+  auto rows = restarted.client->Lookup(lookup);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  std::vector<float> values(at_second.size());
+  ASSERT_EQ(rows->values(0).data().size(), values.size() * sizeof(float));
+  std::memcpy(values.data(), rows->values(0).data().data(), rows->values(0).data().size());
+  EXPECT_EQ(values, at_second);
 }
 
 }  // namespace
