@@ -11,11 +11,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "coordinator/base/values.h"
@@ -162,6 +164,45 @@ TEST(TjPsBinaryTest, ExitsNonZeroWhenItCannotListen) {
   ASSERT_TRUE(status.has_value());
   ASSERT_TRUE(WIFEXITED(*status));
   EXPECT_EQ(WEXITSTATUS(*status), 1);
+}
+
+// A worker's lookups of ever new ids meet the PS's memory budget (here TJ_PS_MEMORY_LIMIT_BYTES)
+// as RESOURCE_EXHAUSTED naming the table and the budget, and the PS keeps serving: no OOM kill.
+TEST(TjPsBinaryTest, LookupsBeyondTheMemoryBudgetAreRefusedAndThePsLivesOn) {
+  // 256 MiB less the process and the 128 MiB of headroom: room for about a million rows of dim 16.
+  setenv("TJ_PS_MEMORY_LIMIT_BYTES", "268435456", 1);
+  auto child = ChildProcess::Spawn({TJ_PS_BINARY, "--task", "0", "--address", "127.0.0.1:0"});
+  unsetenv("TJ_PS_MEMORY_LIMIT_BYTES");
+  ASSERT_TRUE(child.has_value()) << "cannot start " << TJ_PS_BINARY;
+  const std::optional<std::string> line = child->ReadLine(kStartupTimeoutMs);
+  ASSERT_TRUE(line.has_value()) << "tj-ps printed no LISTENING line";
+  auto client = PsClient::Connect(line->substr(std::string("LISTENING ").size()), 0);
+  v1::CreateVariablesRequest create;
+  *create.add_tables() = testing::Table("emb", 16);
+  ASSERT_TRUE(client->Create(create).ok());
+
+  constexpr int64_t kBatch = 65536;
+  int64_t created = 0;
+  absl::Status refused;
+  while (refused.ok() && created < 8'000'000) {
+    std::vector<int64_t> ids(kBatch);
+    for (int64_t i = 0; i < kBatch; ++i) ids[static_cast<size_t>(i)] = created + i;
+    auto rows = client->Lookup(testing::LookupRequest({{"emb", ids}}));
+    if (rows.ok()) {
+      created += kBatch;
+    } else {
+      refused = rows.status();
+    }
+  }
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_THAT(std::string(refused.message()),
+              ::testing::AllOf(::testing::HasSubstr("table 'emb'"),
+                               ::testing::HasSubstr(absl::StrCat("holds ", created, " rows")),
+                               ::testing::HasSubstr("TJ_PS_MEMORY_LIMIT_BYTES")));
+  EXPECT_GT(created, 0);
+  // Rows it holds are still served.
+  auto again = client->Lookup(testing::LookupRequest({{"emb", {0, 1, created - 1}}}));
+  EXPECT_TRUE(again.ok()) << again.status();
 }
 
 }  // namespace
