@@ -1,5 +1,7 @@
 #include "coordinator/checkpoint/manifest.h"
 
+#include <algorithm>
+
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -86,7 +88,9 @@ absl::StatusOr<std::string> SerializeManifest(const Manifest& manifest) {
     if (shard.checkpoint_step >= 0) entry[kCheckpointStepKey] = shard.checkpoint_step;
     shards.push_back(std::move(entry));
   }
-  Json body = {{kFormatVersionKey, kManifestFormatVersion},
+  const bool chained = std::any_of(manifest.shards.begin(), manifest.shards.end(),
+                                  [](const ManifestShard& s) { return s.checkpoint_step >= 0; });
+  Json body = {{kFormatVersionKey, chained ? kManifestFormatVersion : kPlainManifestFormatVersion},
                {kStepKey, manifest.step},
                {kCreatedTimeKey, manifest.created_time},
                {kStateKey, manifest.state},
@@ -130,9 +134,11 @@ absl::StatusOr<Manifest> ParseManifest(std::string_view text) {
   if (version == body.end() || !version->is_number_integer()) {
     return Bad(absl::StrCat("missing \"", kFormatVersionKey, "\""));
   }
-  if (version->get<int64_t>() != kManifestFormatVersion) {
-    return Bad(absl::StrCat("format version ", version->get<int64_t>(), " is not supported (this ",
-                            "build reads version ", kManifestFormatVersion, ")"));
+  const int64_t format_version = version->get<int64_t>();
+  if (format_version < kPlainManifestFormatVersion || format_version > kManifestFormatVersion) {
+    return Bad(absl::StrCat("format version ", format_version, " is not supported (this ",
+                            "build reads versions ", kPlainManifestFormatVersion, " to ",
+                            kManifestFormatVersion, ")"));
   }
   Manifest manifest;
   const auto step = body.find(kStepKey);
@@ -177,6 +183,13 @@ absl::StatusOr<Manifest> ParseManifest(std::string_view text) {
       return Bad(absl::StrCat(where, ": ", status.message()));
     }
     manifest.shards.push_back(std::move(shard));
+  }
+  if (format_version == kPlainManifestFormatVersion &&
+      std::any_of(manifest.shards.begin(), manifest.shards.end(),
+                  [](const ManifestShard& s) { return s.checkpoint_step >= 0; })) {
+    return Bad(absl::StrCat("format version ", format_version,
+                            " lists files of earlier checkpoints (only version ",
+                            kManifestFormatVersion, " may)"));
   }
   return manifest;
 }

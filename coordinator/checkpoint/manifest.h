@@ -15,7 +15,12 @@
 
 namespace tj {
 
-inline constexpr int kManifestFormatVersion = 1;
+// Version 1: a checkpoint's own files. Version 2: also files of earlier checkpoints (an
+// incremental checkpoint's chain), so a build that reads only version 1 refuses such a manifest
+// instead of restoring its own files alone. A manifest is written with the lowest version that can
+// say what it holds, so full checkpoints stay readable by older builds.
+inline constexpr int kPlainManifestFormatVersion = 1;
+inline constexpr int kManifestFormatVersion = 2;  // the newest this build reads and writes
 inline constexpr char kManifestFileName[] = "MANIFEST.json";
 // Arrays and objects inside one another, the state's included: a deeper manifest is refused when
 // written and when read (the checksum and the state's users walk it recursively).

@@ -4,6 +4,8 @@
 // written reads back.
 #include "coordinator/checkpoint/manifest.h"
 
+#include "coordinator/checkpoint/crc32c.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -18,6 +20,17 @@ nlohmann::json Nested(int depth) {
   nlohmann::json value = nlohmann::json::array();
   for (int i = 1; i < depth; ++i) value = nlohmann::json::array({std::move(value)});
   return value;
+}
+
+// `text` with its format version set to `version` and the checksum made to match, as the build that
+// writes that version would.
+std::string WithVersion(const std::string& text, int version) {
+  nlohmann::json body = nlohmann::json::parse(text);
+  body.erase("manifest_crc32c");
+  body["format_version"] = version;
+  const uint32_t checksum = crc32c::Value(body.dump());
+  body["manifest_crc32c"] = checksum;
+  return body.dump(2);
 }
 
 TEST(ManifestTest, ADeeplyNestedManifestIsDataLossNotAStackOverflow) {
@@ -67,12 +80,34 @@ TEST(ManifestTest, FilesOfEarlierCheckpointsRoundTripAndLaterOnesAreRefused) {
   EXPECT_EQ(read->shards[1].checkpoint_step, 20);
   EXPECT_EQ(read->shards[2].checkpoint_step, 10);
   EXPECT_EQ(read->shards[2].digest.bytes, 30u);
+  // A chain needs version 2: a build reading only version 1 refuses it rather than restoring the
+  // checkpoint's own delta alone. A version-1 manifest with a chain is another program's.
+  EXPECT_THAT(*written, HasSubstr("\"format_version\": 2"));
+  const absl::Status as_v1 = ParseManifest(WithVersion(*written, 1)).status();
+  EXPECT_EQ(as_v1.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(as_v1.message()), HasSubstr("lists files of earlier checkpoints"));
 
   manifest.shards.push_back({"ps-0-of-1.state", {1, 1}, 20});  // twice from step 20
   EXPECT_THAT(std::string(SerializeManifest(manifest).status().message()),
               HasSubstr("listed twice"));
   manifest.shards.back().checkpoint_step = 30;  // not earlier than the checkpoint itself
   EXPECT_EQ(SerializeManifest(manifest).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ManifestTest, AFullCheckpointIsWrittenAsVersionOneAndANewerVersionIsRefusedByName) {
+  Manifest manifest;
+  manifest.step = 10;
+  manifest.created_time = "2024-05-01T12:00:00Z";
+  manifest.shards = {{"ps-0-of-1.state", {10, 1}, -1}};
+  absl::StatusOr<std::string> written = SerializeManifest(manifest);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_THAT(*written, HasSubstr("\"format_version\": 1")) << "older builds read it";
+  ASSERT_TRUE(ParseManifest(WithVersion(*written, 1)).ok()) << "the rewrite keeps it valid";
+
+  const absl::Status newer = ParseManifest(WithVersion(*written, 3)).status();
+  EXPECT_EQ(newer.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(newer.message()),
+              HasSubstr("format version 3 is not supported (this build reads versions 1 to 2)"));
 }
 
 }  // namespace
