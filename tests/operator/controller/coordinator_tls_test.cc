@@ -19,6 +19,7 @@
 #include "operator/controller/coordinator_progress.h"
 #include "operator/controller/job_tls_secret.h"
 #include "operator/controller/preemption_notifier.h"
+#include "tests/operator/controller/notice_outcomes.h"
 #include "tests/operator/controller/controller_test_jobs.h"
 #include "tests/support/wait_for.h"
 
@@ -90,24 +91,7 @@ TEST(JobTlsSecretTest, UpdatesAddWhatIsMissingAndNothingElse) {
   EXPECT_THAT(broken.status().message(), HasSubstr("worker.crt"));
 }
 
-class Outcomes {
- public:
-  void Add(const NoticeOutcome& outcome) {
-    std::lock_guard<std::mutex> lock(mu_);
-    outcomes_.push_back(outcome);
-    cv_.notify_all();
-  }
-  std::vector<NoticeOutcome> WaitFor(size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::seconds(30), [&] { return outcomes_.size() >= n; });
-    return outcomes_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<NoticeOutcome> outcomes_;
-};
+using Outcomes = NoticeOutcomes;
 
 // A coordinator of the job "digits" serving mutual TLS with its certificate from the Secret.
 class CoordinatorTlsTest : public ::testing::Test {

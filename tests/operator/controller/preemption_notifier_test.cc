@@ -14,28 +14,12 @@
 #include "coordinator/coordination/coordination_state.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/operator/controller/notice_outcomes.h"
 
 namespace tj::op {
 namespace {
 
-class Outcomes {
- public:
-  void Add(const NoticeOutcome& outcome) {
-    std::lock_guard<std::mutex> lock(mu_);
-    outcomes_.push_back(outcome);
-    cv_.notify_all();
-  }
-  std::vector<NoticeOutcome> WaitFor(size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::seconds(30), [&] { return outcomes_.size() >= n; });
-    return outcomes_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<NoticeOutcome> outcomes_;
-};
+using Outcomes = NoticeOutcomes;
 
 class PreemptionNotifierTest : public ::testing::Test {
  protected:
