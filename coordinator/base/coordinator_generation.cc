@@ -125,6 +125,11 @@ grpc::Status GenerationFence::Admit(const grpc::ServerContext& context, absl::st
   return ToGrpc(Admit(*generation, what));
 }
 
+void GenerationFence::Raise(uint64_t generation) {
+  StdMutexLock lock(mu_);
+  newest_ = std::max(newest_, generation);
+}
+
 uint64_t GenerationFence::newest() const {
   StdMutexLock lock(mu_);
   return newest_;

@@ -52,6 +52,9 @@ class GenerationFence {
   // generations and `what` for an older one.
   grpc::Status Admit(const grpc::ServerContext& context, absl::string_view what);
   absl::Status Admit(uint64_t generation, absl::string_view what);
+  // Remembers `generation` as seen without a call: for a generation known from elsewhere, such as
+  // the claim a coordinator left in the checkpoint directory before this server (re)started.
+  void Raise(uint64_t generation);
   uint64_t newest() const;
 
  private:

@@ -130,6 +130,10 @@ std::string Checkpoint::FilePath(const ManifestShard& shard) const {
 CheckpointStore::CheckpointStore(std::string dir, int keep, uint64_t generation)
     : dir_(std::move(dir)), keep_(std::max(keep, 1)), generation_(generation) {}
 
+uint64_t ClaimedGeneration(const std::string& dir) {
+  return ReadGeneration(absl::StrCat(dir, "/", kStoreGenerationFileName));
+}
+
 absl::Status CheckpointStore::Claim() const {
   const std::string path = absl::StrCat(dir_, "/", kStoreGenerationFileName);
   const uint64_t newest = ReadGeneration(path);

@@ -52,6 +52,10 @@ class CheckpointWriter;
 // itself as it reads the shard, as a PS restoring it does), or the whole file.
 enum class ShardCheck { kSizeAndCrc, kSizeOnly };
 
+// The newest coordinator generation that claimed the checkpoint directory `dir`
+// (<dir>/COORDINATOR_GENERATION); 0 when none has, or the file is unreadable.
+uint64_t ClaimedGeneration(const std::string& dir);
+
 // Not thread-safe: one coordinator drives saves and restores, one at a time.
 class CheckpointStore {
  public:

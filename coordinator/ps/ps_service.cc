@@ -11,6 +11,7 @@
 #include "coordinator/base/rpc_authorization.h"
 #include "coordinator/base/status_macros.h"
 #include "coordinator/base/wire_status.h"
+#include "coordinator/checkpoint/checkpoint_store.h"
 #include "coordinator/ps/admitted_call.h"
 #include "coordinator/ps/checkpoint_path.h"
 #include "coordinator/ps/memory_budget.h"
@@ -122,11 +123,23 @@ grpc::Status PsService::Health(grpc::ServerContext* context, const v1::PsHealthR
   });
 }
 
+grpc::Status PsService::AdmitCoordinator(const grpc::ServerContext& context,
+                                         absl::string_view what) {
+  // A PS that restarted has seen no coordinator yet; the claim the newest one left in the
+  // checkpoint directory (when it restored or saved) still fences out the older ones. Read at
+  // every fenced call, which are rare, so the claim a successor makes later counts too.
+  if (const std::optional<std::string>& root = ShardPathRoot(); root.has_value()) {
+    fence_.Raise(ClaimedGeneration(*root));
+  }
+  return fence_.Admit(context, what);
+}
+
 grpc::Status PsService::CreateVariables(grpc::ServerContext* context,
                                         const v1::CreateVariablesRequest* request,
                                         v1::CreateVariablesResponse* /*response*/) {
   TJ_AUTHORIZE(context, Rpc::kCreateVariables);
-  if (grpc::Status fenced = fence_.Admit(*context, "CreateVariables"); !fenced.ok()) return fenced;
+  if (grpc::Status fenced = AdmitCoordinator(*context, "CreateVariables"); !fenced.ok())
+    return fenced;
   return IfAdmitted(drain_, [&] { return ToGrpc(store_.Create(*request)); });
 }
 
@@ -146,7 +159,7 @@ grpc::Status PsService::PushSparse(grpc::ServerContext* context,
 grpc::Status PsService::SaveShard(grpc::ServerContext* context, const v1::SaveShardRequest* request,
                                   v1::SaveShardResponse* response) {
   TJ_AUTHORIZE(context, Rpc::kSaveShard);
-  if (grpc::Status fenced = fence_.Admit(*context, "SaveShard"); !fenced.ok()) return fenced;
+  if (grpc::Status fenced = AdmitCoordinator(*context, "SaveShard"); !fenced.ok()) return fenced;
   if (absl::Status confined = CheckShardPath(request->path()); !confined.ok())
     return ToGrpc(confined);
   return IfAdmitted(drain_, [&] {
@@ -162,7 +175,7 @@ grpc::Status PsService::RestoreShard(grpc::ServerContext* context,
                                      const v1::RestoreShardRequest* request,
                                      v1::RestoreShardResponse* response) {
   TJ_AUTHORIZE(context, Rpc::kRestoreShard);
-  if (grpc::Status fenced = fence_.Admit(*context, "RestoreShard"); !fenced.ok()) return fenced;
+  if (grpc::Status fenced = AdmitCoordinator(*context, "RestoreShard"); !fenced.ok()) return fenced;
   if (absl::Status confined = CheckShardPaths(*request); !confined.ok()) return ToGrpc(confined);
   return IfAdmitted(drain_, [&] {
     ShardFileOptions options;
@@ -199,7 +212,8 @@ grpc::Status PsService::StreamSaveShard(grpc::ServerContext* context,
                                         const v1::SaveShardRequest* request,
                                         grpc::ServerWriter<v1::SaveShardProgress>* writer) {
   TJ_AUTHORIZE(context, Rpc::kStreamSaveShard);
-  if (grpc::Status fenced = fence_.Admit(*context, "StreamSaveShard"); !fenced.ok()) return fenced;
+  if (grpc::Status fenced = AdmitCoordinator(*context, "StreamSaveShard"); !fenced.ok())
+    return fenced;
   if (absl::Status confined = CheckShardPath(request->path()); !confined.ok())
     return ToGrpc(confined);
   return IfAdmitted(drain_, [&] {
@@ -227,7 +241,7 @@ grpc::Status PsService::StreamRestoreShard(grpc::ServerContext* context,
                                            const v1::RestoreShardRequest* request,
                                            grpc::ServerWriter<v1::RestoreShardProgress>* writer) {
   TJ_AUTHORIZE(context, Rpc::kStreamRestoreShard);
-  if (grpc::Status fenced = fence_.Admit(*context, "StreamRestoreShard"); !fenced.ok())
+  if (grpc::Status fenced = AdmitCoordinator(*context, "StreamRestoreShard"); !fenced.ok())
     return fenced;
   if (absl::Status confined = CheckShardPaths(*request); !confined.ok()) return ToGrpc(confined);
   return IfAdmitted(drain_, [&] {

@@ -65,6 +65,10 @@ class PsService final : public v1::ParameterServer::Service {
   ShardFileOptions ShardOptions(grpc::ServerContext* context, grpc::ServerWriter<Message>* writer,
                                 absl::Time& last_report) const;
 
+  // The generation fence for the coordinator-only calls, raised first to the generation that
+  // claimed the checkpoint directory.
+  grpc::Status AdmitCoordinator(const grpc::ServerContext& context, absl::string_view what);
+
   const int ps_task_;
   const uint64_t incarnation_;
   const PsServiceOptions options_;

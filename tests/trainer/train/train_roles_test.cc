@@ -228,5 +228,36 @@ TEST_F(TrainRolesTest, AnOlderCoordinatorIsFencedOffAndTheNewerOnesCheckpointsSt
   EXPECT_EQ(listings->back().step, 4 * kStepsPerEpoch);
 }
 
+// A PS that restarts has seen no coordinator; the claim the newest one left in the checkpoint
+// directory fences the older ones off from its first call, and a claim made later counts too.
+TEST_F(TrainRolesTest, APsKnowsTheNewestCoordinatorFromTheCheckpointDirectorysClaim) {
+  TrainCluster cluster(1, 1);
+  cluster.UseRoleCredentials(kSecret);
+  std::filesystem::create_directories(cluster.checkpoint_dir());
+  ASSERT_TRUE(CheckpointStore(cluster.checkpoint_dir(), 3, 5).Claim().ok());
+  cluster.StartServers();
+  const std::string shard = cluster.checkpoint_dir() + "/fenced.state";
+
+  ActAs(JobRole::kCoordinator, /*generation=*/3);
+  ASSERT_TRUE(PsClient::Connect(cluster.ps_address(0), 0)->WaitForHealth(absl::Seconds(60)).ok());
+  const absl::Status stale =
+      PsClient::Connect(cluster.ps_address(0), 0)->SaveShard(shard).status();
+  EXPECT_EQ(stale.code(), absl::StatusCode::kFailedPrecondition) << stale;
+  EXPECT_THAT(std::string(stale.message()),
+              AllOf(HasSubstr("generation 3"), HasSubstr("generation 5")));
+  EXPECT_FALSE(std::filesystem::exists(shard));
+
+  ActAs(JobRole::kCoordinator, /*generation=*/5);
+  EXPECT_TRUE(PsClient::Connect(cluster.ps_address(0), 0)->SaveShard(shard).ok());
+
+  // Generation 7 claims the directory without calling this PS; generation 6 is refused anyway.
+  ASSERT_TRUE(CheckpointStore(cluster.checkpoint_dir(), 3, 7).Claim().ok());
+  ActAs(JobRole::kCoordinator, /*generation=*/6);
+  const absl::Status overtaken =
+      PsClient::Connect(cluster.ps_address(0), 0)->RestoreShard(shard).status();
+  EXPECT_EQ(overtaken.code(), absl::StatusCode::kFailedPrecondition) << overtaken;
+  EXPECT_THAT(std::string(overtaken.message()), HasSubstr("generation 7"));
+}
+
 }  // namespace
 }  // namespace tj::testing
