@@ -352,7 +352,7 @@ bool WorkerConnection::Serve() {
   auto stream = stub_->RunStream(&context);
   std::thread reader([this, s = stream.get()] { ReadResults(s); });
   {
-    std::lock_guard<std::mutex> write_lock(write_mu_);
+    StdMutexLock write_lock(write_mu_);
     direct_stream_ = stream.get();
   }
 
@@ -432,7 +432,7 @@ bool WorkerConnection::Serve() {
   }
   {
     // From here on only this thread touches the stream; waits for a direct write under way.
-    std::lock_guard<std::mutex> write_lock(write_mu_);
+    StdMutexLock write_lock(write_mu_);
     direct_stream_ = nullptr;
   }
 
@@ -476,7 +476,7 @@ bool WorkerConnection::Serve() {
 
 bool WorkerConnection::WriteLocked(grpc::ClientReaderWriter<v1::RunBatch, v1::ResultBatch>* stream,
                                    const v1::RunBatch& batch) {
-  std::lock_guard<std::mutex> write_lock(write_mu_);
+  StdMutexLock write_lock(write_mu_);
   return stream->Write(batch);
 }
 
@@ -485,18 +485,27 @@ bool WorkerConnection::TryDispatchDirect(const ClosurePtr& closure) {
     return false;
   }
   // Busy writing means busy: the closure goes through the queue instead of waiting here.
-  std::unique_lock<std::mutex> write_lock(write_mu_, std::try_to_lock);
-  if (!write_lock.owns_lock() || direct_stream_ == nullptr) return false;
+  if (!write_mu_.try_lock()) return false;
+  const DirectWrite outcome = WriteDirectLocked(closure);
+  write_mu_.unlock();
+  // The stream broke: the closure stays in flight here, and Serve puts it back with the others
+  // once the reader has seen the failure too.
+  if (outcome == DirectWrite::kStreamBroke) env_.queue->Wake();
+  return outcome != DirectWrite::kNotSent;
+}
+
+WorkerConnection::DirectWrite WorkerConnection::WriteDirectLocked(const ClosurePtr& closure) {
+  if (direct_stream_ == nullptr) return DirectWrite::kNotSent;
   // Everything that makes the dispatch thread stop sending, or build resources first, sends the
   // closure the usual way.
   if (stream_broken_.load() || ShouldExit() || preempt_.load() || cancel_requested_.load() ||
       need_rebuild_.load() || ready_resource_version_.load() != env_.resources->version()) {
-    return false;
+    return DirectWrite::kNotSent;
   }
   v1::RunBatch batch;
   {
     absl::MutexLock lock(&mu_);
-    if (state_ != WorkerState::kHealthy || !inflight_.empty()) return false;
+    if (state_ != WorkerState::kHealthy || !inflight_.empty()) return DirectWrite::kNotSent;
     v1::RunRequest* run = batch.add_runs();
     run->set_closure_id(closure->id);
     run->set_function(closure->function);
@@ -504,14 +513,9 @@ bool WorkerConnection::TryDispatchDirect(const ClosurePtr& closure) {
     inflight_.emplace(closure->id, Inflight{closure, absl::Now()});
     ++direct_;
   }
-  if (!direct_stream_->Write(batch)) {
-    // The stream broke: the closure stays in flight here, and Serve puts it back with the others
-    // once the reader has seen the failure too.
-    stream_broken_.store(true);
-    write_lock.unlock();
-    env_.queue->Wake();
-  }
-  return true;
+  if (direct_stream_->Write(batch)) return DirectWrite::kSent;
+  stream_broken_.store(true);
+  return DirectWrite::kStreamBroke;
 }
 
 void WorkerConnection::ReadResults(

@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -25,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "coordinator/base/std_mutex.h"
 #include "coordinator/closure/closure_queue.h"
 #include "coordinator/cluster/coordinator_options.h"
 #include "coordinator/cluster/per_worker_resources.h"
@@ -123,6 +123,10 @@ class WorkerConnection {
   void MarkResourcesAborted();
   // Publishes built_version_ for TryDispatchDirect (built_version_ is the dispatch thread's).
   void PublishBuiltVersion() { ready_resource_version_.store(built_version_); }
+  // What TryDispatchDirect did with a closure.
+  enum class DirectWrite { kNotSent, kSent, kStreamBroke };
+  DirectWrite WriteDirectLocked(const ClosurePtr& closure)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   // Writes to the stream from the dispatch thread, serialized with TryDispatchDirect's writes.
   bool WriteLocked(grpc::ClientReaderWriter<v1::RunBatch, v1::ResultBatch>* stream,
                    const v1::RunBatch& batch);
@@ -169,11 +173,11 @@ class WorkerConnection {
   int64_t direct_ ABSL_GUARDED_BY(mu_) = 0;
 
   // gRPC allows one writer at a time on a stream: the dispatch thread and TryDispatchDirect write
-  // under write_mu_ (a std::mutex; TryDispatchDirect only try-locks it). direct_stream_ is the
-  // stream Serve is serving, or null when TryDispatchDirect must not write (no stream, or it is
-  // being closed).
-  std::mutex write_mu_;
-  grpc::ClientReaderWriter<v1::RunBatch, v1::ResultBatch>* direct_stream_ = nullptr;  // write_mu_
+  // under write_mu_ (TryDispatchDirect only try-locks it). direct_stream_ is the stream Serve is
+  // serving, or null when TryDispatchDirect must not write (no stream, or it is being closed).
+  StdMutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  grpc::ClientReaderWriter<v1::RunBatch, v1::ResultBatch>* direct_stream_
+      ABSL_GUARDED_BY(write_mu_) = nullptr;
   // The resources built on the worker (built_version_), readable from Schedule's thread.
   std::atomic<uint64_t> ready_resource_version_{0};
 

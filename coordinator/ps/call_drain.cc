@@ -4,25 +4,25 @@ namespace tj {
 
 CallDrain::Admission::~Admission() {
   if (drain_ == nullptr) return;
-  std::lock_guard lock(drain_->mu_);
+  StdMutexLock lock(drain_->mu_);
   if (--drain_->running_ == 0) drain_->finished_.notify_all();
 }
 
 std::optional<CallDrain::Admission> CallDrain::Admit() {
-  std::lock_guard lock(mu_);
+  StdMutexLock lock(mu_);
   if (closed_) return std::nullopt;
   ++running_;
   return Admission(this);
 }
 
 int64_t CallDrain::CloseAndDrain(absl::Time deadline) {
-  std::unique_lock lock(mu_);
+  StdMutexLock lock(mu_);
   closed_ = true;
-  auto drained = [this] { return running_ == 0; };
+  auto drained = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return running_ == 0; };
   if (deadline == absl::InfiniteFuture()) {
-    finished_.wait(lock, drained);
+    finished_.wait(lock.native(), drained);
   } else {
-    finished_.wait_until(lock, absl::ToChronoTime(deadline), drained);
+    finished_.wait_until(lock.native(), absl::ToChronoTime(deadline), drained);
   }
   return running_;
 }

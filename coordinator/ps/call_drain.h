@@ -6,10 +6,11 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj {
 
@@ -38,10 +39,10 @@ class CallDrain {
  private:
   // std primitives rather than absl::Mutex so that TSan, which cannot see into Debian's
   // uninstrumented Abseil, checks this class.
-  std::mutex mu_;
+  StdMutex mu_;
   std::condition_variable finished_;  // signalled when running_ drops to 0
-  bool closed_ = false;               // guarded by mu_
-  int64_t running_ = 0;               // guarded by mu_
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t running_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tj

@@ -58,7 +58,7 @@ absl::StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Create(std::st
   version.set_wall_time(now);
   version.set_file_version(kEventFileVersion);
   // Written at once, so the file is a valid (empty) event log from the start.
-  std::lock_guard lock(writer->mu_);
+  StdMutexLock lock(writer->mu_);
   TJ_RETURN_IF_ERROR(writer->AppendLocked(version));
   TJ_RETURN_IF_ERROR(writer->FlushLocked());
   return writer;
@@ -99,7 +99,7 @@ absl::Status EventFileWriter::FlushLocked() {
 }
 
 absl::Status EventFileWriter::WriteEvent(const tensorflow::Event& event) {
-  std::lock_guard lock(mu_);
+  StdMutexLock lock(mu_);
   return AppendLocked(event);
 }
 
@@ -117,13 +117,13 @@ absl::Status EventFileWriter::WriteScalars(int64_t step, std::span<const Scalar>
 }
 
 absl::Status EventFileWriter::Flush() {
-  std::lock_guard lock(mu_);
+  StdMutexLock lock(mu_);
   if (!fd_.valid()) return error_;
   return FlushLocked();
 }
 
 absl::Status EventFileWriter::Close() {
-  std::lock_guard lock(mu_);
+  StdMutexLock lock(mu_);
   if (!fd_.valid()) return error_;
   absl::Status status = FlushLocked();
   if (status.ok() && ::fsync(fd_.get()) != 0) status = ErrnoError(errno, "syncing", path_);

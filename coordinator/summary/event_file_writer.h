@@ -6,14 +6,15 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "coordinator/base/std_mutex.h"
 #include "coordinator/checkpoint/posix_file.h"
 #include "tensorboard/event.pb.h"
 
@@ -69,17 +70,17 @@ class EventFileWriter {
 
  private:
   EventFileWriter(std::string path, UniqueFd fd, EventFileOptions options);
-  absl::Status AppendLocked(const tensorflow::Event& event);
-  absl::Status FlushLocked();
+  absl::Status AppendLocked(const tensorflow::Event& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FlushLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string path_;
   const EventFileOptions options_;
-  std::mutex mu_;
-  UniqueFd fd_;             // guarded by mu_
-  std::string buffer_;      // guarded by mu_: framed records not yet written
-  std::string serialized_;  // guarded by mu_: reused for each event
-  absl::Time last_flush_;   // guarded by mu_
-  absl::Status error_;      // guarded by mu_
+  StdMutex mu_;
+  UniqueFd fd_ ABSL_GUARDED_BY(mu_);
+  std::string buffer_ ABSL_GUARDED_BY(mu_);      // framed records not yet written
+  std::string serialized_ ABSL_GUARDED_BY(mu_);  // reused for each event
+  absl::Time last_flush_ ABSL_GUARDED_BY(mu_);
+  absl::Status error_ ABSL_GUARDED_BY(mu_);
 };
 
 // The seconds since the Unix epoch that Event.wall_time holds.
