@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "coordinator/base/status_macros.h"
 #include "coordinator/ps/dense_wire.h"
 #include "coordinator/ps/memory_budget.h"
@@ -33,6 +35,9 @@ absl::Status BadAnswer(int task, absl::string_view what) {
 // Framing per slice in a request (name, tensor header): counts toward an RPC's size so that many
 // tiny slices still make bounded messages.
 constexpr int64_t kSliceOverheadBytes = 256;
+
+// How long a successful push waits for gRPC to let go of its gradients (normally microseconds).
+constexpr absl::Duration kReleaseWait = absl::Seconds(1);
 
 }  // namespace
 
@@ -350,8 +355,15 @@ absl::Status ShardedPsClient::Push(
     placements.push_back(v);
   }
 
-  // gRPC keeps this alive (hence the gradients) for as long as it holds a slice of them.
-  auto owner = std::make_shared<const std::vector<std::shared_ptr<const v1::Tensor>>>(gradients);
+  // gRPC keeps this alive (hence the gradients) for as long as it holds a slice of them; its
+  // deleter tells when gRPC has let go of the last one.
+  auto released = std::make_shared<absl::Notification>();
+  std::shared_ptr<const void> owner(
+      new std::vector<std::shared_ptr<const v1::Tensor>>(gradients),
+      [released](const std::vector<std::shared_ptr<const v1::Tensor>>* held) {
+        delete held;
+        released->Notify();
+      });
   struct Call {
     grpc::ClientContext context;
     grpc::ByteBuffer request;
@@ -362,7 +374,7 @@ absl::Status ShardedPsClient::Push(
   bytes.reserve(batches.size());
   for (const Batch& batch : batches) bytes.push_back(batch.bytes);
   std::vector<std::unique_ptr<Call>> calls(batches.size());
-  return RunWindowed(
+  absl::Status status = RunWindowed(
       bytes, options_.max_bytes_in_flight,
       [&](size_t i, WindowDone done) {
         calls[i] = std::make_unique<Call>();
@@ -373,17 +385,25 @@ absl::Status ShardedPsClient::Push(
           const VariableSlice& slice = placements[v]->slices[k];
           slice_names.push_back(slice.ps_name);
           views.push_back(DeltaView{SliceShape(placements[v]->spec, slice),
-                                    (*owner)[v]->data().data() + slice.byte_offset,
+                                    gradients[v]->data().data() + slice.byte_offset,
                                     static_cast<size_t>(slice.num_bytes)});
         }
         call.request = EncodePushRequest(slice_names, views, owner);
         ps_[static_cast<size_t>(batches[i].task)]->PushRawAsync(call.context, call.request,
                                                                 call.response, std::move(done));
       },
-      [&](size_t i, absl::Status status) {
+      [&](size_t i, absl::Status call_status) {
         calls[i].reset();
-        return status;
+        return call_status;
       });
+  // Every call has answered, but gRPC's transport may still hold the request slices for a moment
+  // (its write completion runs after the answer can arrive). Waiting for it here lets the caller
+  // write the next step's gradients into the same buffers (use_count() == 1) instead of taking
+  // fresh ones and holding a third copy of the model. After a failure the transport may hold them
+  // until the connection gives up: no wait, and the caller takes a fresh buffer.
+  owner.reset();
+  if (status.ok()) released->WaitForNotificationWithTimeout(kReleaseWait);
+  return status;
 }
 
 }  // namespace tj

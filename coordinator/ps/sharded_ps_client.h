@@ -89,9 +89,11 @@ class ShardedPsClient {
                         std::vector<v1::Tensor>& values) const;
   // Applies gradients[i] to names[i] with each variable's optimizer.
   absl::Status Push(const std::vector<std::string>& names, std::vector<v1::Tensor> gradients) const;
-  // The same, each slice sent from a view of its gradient. gRPC holds a reference to the gradients
-  // until it has written them; a caller that reuses a gradient buffer waits until it holds the
-  // only reference (use_count() == 1) before writing into it again.
+  // The same, each slice sent from a view of its gradient: nothing of the size of a gradient is
+  // allocated. gRPC holds a reference to the gradients until it has written them; a successful
+  // push returns once it has let go, so the caller holds the only reference again and can write
+  // the next step's gradients into the same buffers. After a failed push gRPC may still hold
+  // them: a caller that reuses a buffer checks use_count() == 1 and otherwise takes a fresh one.
   absl::Status Push(const std::vector<std::string>& names,
                     const std::vector<std::shared_ptr<const v1::Tensor>>& gradients) const;
 
