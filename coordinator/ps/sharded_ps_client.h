@@ -116,6 +116,12 @@ class ShardedPsClient {
   // that consecutive batches go to different tasks (the window then spreads over all tasks).
   std::vector<Batch> Batches(const std::vector<const VariablePlacement*>& placements) const;
 
+  // Framing per slice in a request (name, tensor header): counts toward an RPC's size so that
+  // many tiny slices still make bounded messages.
+  static constexpr int64_t kSliceOverheadBytes = 256;
+  // The shape of rows [begin, end) of `spec`.
+  static std::vector<int64_t> SliceShape(const TensorSpec& spec, const VariableSlice& slice);
+
   // The dim of `table`, or NotFound naming it.
   absl::StatusOr<int64_t> TableDim(std::string_view table) const;
   // NotFound for a name this client was not created with.
