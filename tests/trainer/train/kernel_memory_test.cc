@@ -60,7 +60,8 @@ TEST(SoftmaxKernelMemoryTest, AWarmTrainingStepAllocatesNothingOfTheModelsSize) 
   for (int i = 0; i < kSteps; ++i) ASSERT_TRUE((*kernel)->TrainStep(batch, **ps).ok());
   // A step's own buffers (the logits of a row: 64 KiB) and RPC framing; a fresh gradient or values
   // tensor (4 MiB), or a copy of one 2 MiB slice, is over these bounds.
-  EXPECT_LT(tj::testing::TotalAllocatedSinceReset() / kSteps, static_cast<size_t>(kWeightBytes / 4));
+  EXPECT_LT(tj::testing::TotalAllocatedSinceReset() / kSteps,
+            static_cast<size_t>(kWeightBytes / 4));
   EXPECT_LT(tj::testing::LargestAllocationSinceReset(), static_cast<size_t>(kWeightBytes / 8));
 }
 
