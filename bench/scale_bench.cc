@@ -275,6 +275,8 @@ int Run(Config c) {
                              job.LogTail("chief")));
   }
   const std::string killed_ps = TrainJob::PsName(std::min(1, c.num_ps - 1));
+  // The peaks of the training steps and the two checkpoints, before the restore adds its own.
+  const std::map<std::string, int64_t> training_peak_kib = rss.PeakKiB();
   job.Kill(killed_ps);
   const std::optional<int> first_exit = job.WaitForExit("chief", timeout);
   const std::string first_log = job.Log("chief");
@@ -398,7 +400,8 @@ int Run(Config c) {
   std::printf("  next (step %lld)            %10.1f MiB in %.3f s%s\n",
               static_cast<long long>(2 * k), delta.bytes / kMiB, delta.seconds,
               incremental ? "" : "  -> incremental checkpoints: not available (written full)");
-  std::printf("\nPeak RSS (VmHWM) per process vs its share of the model\n");
+  std::printf("\nPeak RSS (VmHWM) per process vs its share of the model: while training (steps "
+              "and checkpoints until the kill), then over the whole run (with the restore)\n");
   const std::vector<int64_t> per_task = DenseBytesPerTask(first_log);
   json rss_json = json::object();
   for (const auto& [name, kib] : peak_kib) {
@@ -414,11 +417,16 @@ int Run(Config c) {
       what = "the dense variable (values + gradient: 2x expected)";
     }
     const double mib = kib / 1024.0;
-    std::printf("  %-9s %9.1f MiB", name.c_str(), mib);
-    if (share > 0) std::printf("   share %8.1f MiB   x%.2f  (%s)", share / kMiB, mib * kMiB / share,
-                               what.c_str());
+    const auto training = training_peak_kib.find(name);
+    const double training_mib = training == training_peak_kib.end() ? 0 : training->second / 1024.0;
+    std::printf("  %-9s training %9.1f MiB, whole run %9.1f MiB", name.c_str(), training_mib, mib);
+    if (share > 0) {
+      std::printf("   share %8.1f MiB   x%.2f / x%.2f  (%s)", share / kMiB,
+                  training_mib * kMiB / share, mib * kMiB / share, what.c_str());
+    }
     std::printf("\n");
-    rss_json[name] = {{"peak_mib", mib}, {"share_mib", share / kMiB}};
+    rss_json[name] = {
+        {"peak_mib", mib}, {"training_peak_mib", training_mib}, {"share_mib", share / kMiB}};
   }
   const int64_t final_step = progress.has_value() ? progress->step : -1;
   const bool exact = final_step == total_steps &&

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -58,9 +59,12 @@ LargeBlockPool& Pool() {
   return *pool;
 }
 
+std::atomic<uint64_t> large_blocks_from_system{0};
+
 void* AllocateBlock(size_t capacity) {
   if (capacity < kLargeBytes) return std::malloc(capacity);
   if (void* block = Pool().Take(capacity)) return block;
+  large_blocks_from_system.fetch_add(1, std::memory_order_relaxed);
   void* block = std::aligned_alloc(kHugePage, capacity);
   // Advice only: without transparent huge pages the buffer simply uses small pages.
   if (block != nullptr) (void)madvise(block, capacity, MADV_HUGEPAGE);
@@ -74,6 +78,10 @@ std::shared_ptr<FloatBuffer> FloatBuffer::Allocate(size_t n) {
   void* block = AllocateBlock(capacity);
   if (block == nullptr) throw std::bad_alloc();
   return std::shared_ptr<FloatBuffer>(new FloatBuffer(static_cast<float*>(block), n, capacity));
+}
+
+uint64_t FloatBuffer::LargeBlocksFromSystem() {
+  return large_blocks_from_system.load(std::memory_order_relaxed);
 }
 
 FloatBuffer::~FloatBuffer() {

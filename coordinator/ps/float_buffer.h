@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace tj {
@@ -17,6 +18,10 @@ class FloatBuffer {
  public:
   // `n` floats, contents unspecified (recycled buffers keep old values).
   static std::shared_ptr<FloatBuffer> Allocate(size_t n);
+  // Large blocks taken from the system rather than the pool since the process started: a PS that
+  // updates its variables step after step reuses the same blocks, so this stops growing after
+  // the first step (tests check it; a new block per step is fresh memory the size of the model).
+  static uint64_t LargeBlocksFromSystem();
 
   FloatBuffer(const FloatBuffer&) = delete;
   FloatBuffer& operator=(const FloatBuffer&) = delete;

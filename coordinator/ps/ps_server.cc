@@ -4,7 +4,6 @@
 
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
-#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "coordinator/base/channel.h"
+#include "coordinator/base/malloc_tuning.h"
 #include "coordinator/ps/memory_budget.h"
 #include "coordinator/ps/ps_channel.h"
 #include "spdlog/spdlog.h"
@@ -46,7 +46,7 @@ PsServer::PsServer(int ps_task, std::string address)
   // request and response buffers: measured at 6M rows, 1.34 x the raw rows with the default, 1.29
   // with 2 arenas (tj-bench-embedding). Arenas beyond one a core only save lock contention that
   // threads beyond one a core cannot have.
-  mallopt(M_ARENA_MAX, static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
+  BoundMallocArenas();
   const MemoryBudget memory = ReadMemoryBudget();
   if (memory.available_bytes > 0) {
     const int64_t budget = std::max<int64_t>(0, memory.available_bytes - kPsMemoryHeadroomBytes);

@@ -8,9 +8,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "coordinator/base/status_macros.h"
 #include "coordinator/ps/dense_wire.h"
-#include "coordinator/ps/memory_budget.h"
 #include "coordinator/ps/optimizer.h"
 #include "coordinator/ps/status_naming.h"
 #include "coordinator/ps/transfer_window.h"
@@ -19,22 +20,21 @@
 namespace tj {
 namespace {
 
-// The shape of rows [begin, end) of `spec`.
-std::vector<int64_t> SliceShape(const TensorSpec& spec, const VariableSlice& slice) {
-  std::vector<int64_t> shape = spec.shape;
-  if (!shape.empty()) shape[0] = slice.row_end - slice.row_begin;
-  return shape;
-}
-
 absl::Status BadAnswer(int task, absl::string_view what) {
   return absl::InternalError(absl::StrCat("parameter server /job:ps/task:", task, " ", what));
 }
 
-// Framing per slice in a request (name, tensor header): counts toward an RPC's size so that many
-// tiny slices still make bounded messages.
-constexpr int64_t kSliceOverheadBytes = 256;
+// How long a successful push waits for gRPC to let go of its gradients (normally microseconds).
+constexpr absl::Duration kReleaseWait = absl::Seconds(1);
 
 }  // namespace
+
+std::vector<int64_t> ShardedPsClient::SliceShape(const TensorSpec& spec,
+                                                 const VariableSlice& slice) {
+  std::vector<int64_t> shape = spec.shape;
+  if (!shape.empty()) shape[0] = slice.row_end - slice.row_begin;
+  return shape;
+}
 
 absl::StatusOr<std::unique_ptr<ShardedPsClient>> ShardedPsClient::Create(
     std::vector<std::shared_ptr<PsClient>> ps_tasks, std::vector<v1::VariableSpec> variables,
@@ -132,120 +132,6 @@ absl::StatusOr<const VariablePlacement*> ShardedPsClient::FindVariable(
         "variable '", name, "' is not among the variables this client was created with"));
   }
   return v;
-}
-
-absl::Status ShardedPsClient::CheckPsMemory() const {
-  std::vector<v1::PsHealthResponse> health(static_cast<size_t>(num_ps()));
-  for (int task = 0; task < num_ps(); ++task) {
-    TJ_ASSIGN_OR_RETURN(health[static_cast<size_t>(task)],
-                        ps_[static_cast<size_t>(task)]->Health());
-  }
-  // Largest first, as placed: the variable named is the one that breaks the budget.
-  std::vector<size_t> order(variables_.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const auto& vars = placement_.variables();
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (vars[a].num_bytes != vars[b].num_bytes) return vars[a].num_bytes > vars[b].num_bytes;
-    return vars[a].name < vars[b].name;
-  });
-  std::vector<int64_t> need(static_cast<size_t>(num_ps()), options_.ps_memory_headroom_bytes);
-  for (size_t i : order) {
-    const VariablePlacement& v = vars[i];
-    absl::StatusOr<DenseVariableConfig> config = CheckVariableSpec(variables_[i]);
-    const int copies = 1 + (config.ok() ? config->optimizer.num_slots() : 0);
-    for (const VariableSlice& slice : v.slices)
-      need[static_cast<size_t>(slice.ps_task)] += slice.num_bytes * copies;
-    for (int task = 0; task < num_ps(); ++task) {
-      const v1::PsHealthResponse& h = health[static_cast<size_t>(task)];
-      if (h.memory_limit_bytes() <= 0) continue;  // an older PS, or nothing known: no check
-      // Variables the task already holds (a restarted coordinator) count as available to
-      // themselves: CreateVariables keeps them.
-      const int64_t available = h.memory_available_bytes() + h.dense_bytes();
-      if (need[static_cast<size_t>(task)] <= available) continue;
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "variable '", v.name, "' ", v.spec.ToString(), " (", HumanBytes(v.num_bytes),
-          copies > 1 ? absl::StrCat(", ", copies, " copies with its optimizer slots") : "",
-          ") does not fit the parameter servers: /job:ps/task:", task, " would need ",
-          HumanBytes(need[static_cast<size_t>(task)]),
-          " (its slices of this and larger variables, "
-          "with slots, plus ",
-          HumanBytes(options_.ps_memory_headroom_bytes), " headroom) but has ",
-          HumanBytes(available), " available (", h.memory_source(),
-          "). Add PS replicas or memory, or make the model smaller"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ShardedPsClient::CreateVariables() const {
-  TJ_RETURN_IF_ERROR(CheckPsMemory());
-  // Requests of at most max_rpc_bytes of variables, one task each: the PS allocates and fills
-  // every byte of what it creates (initial value or initializer), so the work of one RPC, hence
-  // its time against the deadline, is bounded like a pull's.
-  struct Call {
-    int task = 0;
-    grpc::ClientContext context;
-    v1::CreateVariablesRequest request;
-    v1::CreateVariablesResponse response;
-  };
-  std::vector<std::unique_ptr<Call>> calls;
-  std::vector<int64_t> call_bytes;
-  std::vector<int> last_call(static_cast<size_t>(num_ps()), -1);
-  auto call_for = [&](int task, int64_t bytes) -> v1::CreateVariablesRequest& {
-    int& i = last_call[static_cast<size_t>(task)];
-    if (i < 0 || call_bytes[static_cast<size_t>(i)] + bytes > options_.max_rpc_bytes) {
-      i = static_cast<int>(calls.size());
-      calls.push_back(std::make_unique<Call>());
-      calls.back()->task = task;
-      call_bytes.push_back(0);
-    }
-    call_bytes[static_cast<size_t>(i)] += bytes;
-    return calls[static_cast<size_t>(i)]->request;
-  };
-  for (size_t i = 0; i < variables_.size(); ++i) {
-    const v1::VariableSpec& spec = variables_[i];
-    const VariablePlacement& v = placement_.variables()[i];
-    if (!v.split()) {
-      *call_for(v.slices[0].ps_task, v.num_bytes + kSliceOverheadBytes).add_variables() = spec;
-      continue;
-    }
-    for (const VariableSlice& slice : v.slices) {
-      v1::VariableSpec* out =
-          call_for(slice.ps_task, slice.num_bytes + kSliceOverheadBytes).add_variables();
-      out->set_name(slice.ps_name);
-      *out->mutable_initializer() = spec.initializer();
-      *out->mutable_optimizer() = spec.optimizer();
-      v1::VariablePartition* partition = out->mutable_partition();
-      partition->set_full_name(v.name);
-      partition->set_row_offset(slice.row_begin);
-      partition->set_full_rows(v.spec.shape[0]);
-      const std::vector<int64_t> shape = SliceShape(v.spec, slice);
-      if (spec.has_initial_value()) {
-        v1::Tensor* value = out->mutable_initial_value();
-        value->set_dtype(v1::DTYPE_FLOAT32);
-        value->mutable_shape()->Assign(shape.begin(), shape.end());
-        value->mutable_data()->assign(spec.initial_value().data(),
-                                      static_cast<size_t>(slice.byte_offset),
-                                      static_cast<size_t>(slice.num_bytes));
-      } else {
-        out->mutable_shape()->Assign(shape.begin(), shape.end());
-      }
-    }
-  }
-  // Every table lives on every task: its ids are spread over all of them.
-  if (!tables_.empty()) {
-    for (int task = 0; task < num_ps(); ++task) {
-      call_for(task, kSliceOverheadBytes).mutable_tables()->Assign(tables_.begin(), tables_.end());
-    }
-  }
-  return RunWindowed(
-      call_bytes, options_.max_bytes_in_flight,
-      [&](size_t i, WindowDone done) {
-        Call& call = *calls[i];
-        ps_[static_cast<size_t>(call.task)]->CreateAsync(call.context, call.request, call.response,
-                                                         std::move(done));
-      },
-      [](size_t, absl::Status status) { return status; });
 }
 
 absl::StatusOr<std::vector<v1::Tensor>> ShardedPsClient::Pull(
@@ -350,8 +236,15 @@ absl::Status ShardedPsClient::Push(
     placements.push_back(v);
   }
 
-  // gRPC keeps this alive (hence the gradients) for as long as it holds a slice of them.
-  auto owner = std::make_shared<const std::vector<std::shared_ptr<const v1::Tensor>>>(gradients);
+  // gRPC keeps this alive (hence the gradients) for as long as it holds a slice of them; its
+  // deleter tells when gRPC has let go of the last one.
+  auto released = std::make_shared<absl::Notification>();
+  std::shared_ptr<const void> owner(
+      new std::vector<std::shared_ptr<const v1::Tensor>>(gradients),
+      [released](const std::vector<std::shared_ptr<const v1::Tensor>>* held) {
+        delete held;
+        released->Notify();
+      });
   struct Call {
     grpc::ClientContext context;
     grpc::ByteBuffer request;
@@ -362,7 +255,7 @@ absl::Status ShardedPsClient::Push(
   bytes.reserve(batches.size());
   for (const Batch& batch : batches) bytes.push_back(batch.bytes);
   std::vector<std::unique_ptr<Call>> calls(batches.size());
-  return RunWindowed(
+  absl::Status status = RunWindowed(
       bytes, options_.max_bytes_in_flight,
       [&](size_t i, WindowDone done) {
         calls[i] = std::make_unique<Call>();
@@ -373,17 +266,25 @@ absl::Status ShardedPsClient::Push(
           const VariableSlice& slice = placements[v]->slices[k];
           slice_names.push_back(slice.ps_name);
           views.push_back(DeltaView{SliceShape(placements[v]->spec, slice),
-                                    (*owner)[v]->data().data() + slice.byte_offset,
+                                    gradients[v]->data().data() + slice.byte_offset,
                                     static_cast<size_t>(slice.num_bytes)});
         }
         call.request = EncodePushRequest(slice_names, views, owner);
         ps_[static_cast<size_t>(batches[i].task)]->PushRawAsync(call.context, call.request,
                                                                 call.response, std::move(done));
       },
-      [&](size_t i, absl::Status status) {
+      [&](size_t i, absl::Status call_status) {
         calls[i].reset();
-        return status;
+        return call_status;
       });
+  // Every call has answered, but gRPC's transport may still hold the request slices for a moment
+  // (its write completion runs after the answer can arrive). Waiting for it here lets the caller
+  // write the next step's gradients into the same buffers (use_count() == 1) instead of taking
+  // fresh ones and holding a third copy of the model. After a failure the transport may hold them
+  // until the connection gives up: no wait, and the caller takes a fresh buffer.
+  owner.reset();
+  if (status.ok()) released->WaitForNotificationWithTimeout(kReleaseWait);
+  return status;
 }
 
 }  // namespace tj

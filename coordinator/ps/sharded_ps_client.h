@@ -89,9 +89,11 @@ class ShardedPsClient {
                         std::vector<v1::Tensor>& values) const;
   // Applies gradients[i] to names[i] with each variable's optimizer.
   absl::Status Push(const std::vector<std::string>& names, std::vector<v1::Tensor> gradients) const;
-  // The same, each slice sent from a view of its gradient. gRPC holds a reference to the gradients
-  // until it has written them; a caller that reuses a gradient buffer waits until it holds the
-  // only reference (use_count() == 1) before writing into it again.
+  // The same, each slice sent from a view of its gradient: nothing of the size of a gradient is
+  // allocated. gRPC holds a reference to the gradients until it has written them; a successful
+  // push returns once it has let go, so the caller holds the only reference again and can write
+  // the next step's gradients into the same buffers. After a failed push gRPC may still hold
+  // them: a caller that reuses a buffer checks use_count() == 1 and otherwise takes a fresh one.
   absl::Status Push(const std::vector<std::string>& names,
                     const std::vector<std::shared_ptr<const v1::Tensor>>& gradients) const;
 
@@ -113,6 +115,12 @@ class ShardedPsClient {
   // The slices of `placements` grouped per task into batches of at most max_rpc_bytes, ordered so
   // that consecutive batches go to different tasks (the window then spreads over all tasks).
   std::vector<Batch> Batches(const std::vector<const VariablePlacement*>& placements) const;
+
+  // Framing per slice in a request (name, tensor header): counts toward an RPC's size so that
+  // many tiny slices still make bounded messages.
+  static constexpr int64_t kSliceOverheadBytes = 256;
+  // The shape of rows [begin, end) of `spec`.
+  static std::vector<int64_t> SliceShape(const TensorSpec& spec, const VariableSlice& slice);
 
   // The dim of `table`, or NotFound naming it.
   absl::StatusOr<int64_t> TableDim(std::string_view table) const;
