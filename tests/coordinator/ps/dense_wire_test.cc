@@ -63,7 +63,8 @@ grpc::ByteBuffer Sliced(const std::string& bytes, std::vector<size_t> pattern) {
 
 PulledValue Pinned(const std::vector<float>& values, std::vector<int64_t> shape) {
   std::shared_ptr<FloatBuffer> buffer = FloatBuffer::Allocate(values.size());
-  std::memcpy(buffer->data(), values.data(), values.size() * sizeof(float));
+  // memcpy's pointers must not be null even for 0 bytes (UBSan), and an empty vector's may be.
+  if (!values.empty()) std::memcpy(buffer->data(), values.data(), values.size() * sizeof(float));
   return PulledValue{.spec = TensorSpec{.dtype = v1::DTYPE_FLOAT32, .shape = std::move(shape)},
                      .values = PinnedFloats(buffer)};
 }
