@@ -97,7 +97,7 @@ kc() { kubectl --request-timeout=10s "$@"; }
 timing[control-plane]=$(( $(date +%s) - t0 ))
 
 # Images: the chart's default operator image and the examples' runtime image (both spellings).
-mkdir -p "$wd/root" "$wd/shared"
+mkdir -p "$wd/root"
 cat >"$wd/image-map" <<EOF
 ghcr.io/trainingjob-dev/tj-operator:*=$build/bin/tj-operator
 trainingjob/tj-operator:*=$build/bin/tj-operator
@@ -105,12 +105,13 @@ ghcr.io/trainingjob-dev/tj-runtime:*=$build/bin
 trainingjob/tj-runtime:*=$build/bin
 EOF
 # Pod IPs 127.0.42.x: apart from tj_node_agent_test's agent (127.0.0.x) when ctest runs both at once.
-# /var/lib/trainingjob is shared by every container of the node (the example's checkpoint
-# directory: "a volume on a cluster", a ReadWriteMany one, since coordinator and PS share it).
+# Checkpoints live on PersistentVolumeClaims (spec.checkpoint.volume) bound by a real provisioner,
+# kube-controller-manager's hostPath one (--enable-hostpath-provisioner, up.sh) behind the default
+# StorageClass below; the agent mounts a claim's volume as the kubelet would (volumes.go).
 start_agent() { # <log name>
   setsid "$agent" --kubeconfig="$kubeconfig" --node-name="$node" --root-dir="$wd/root" --heartbeat=2s --pod-cidr-base=127.0.42. \
     --capacity=cpu=8,memory=16Gi,pods=50 --image-map-file="$wd/image-map" --mount-namespaces=true \
-    --shared-dir="/var/lib/trainingjob=$wd/shared" </dev/null >>"$wd/$1.log" 2>&1 &
+    </dev/null >>"$wd/$1.log" 2>&1 &
   agent_pid=$!
 }
 stop_agent() {
@@ -128,6 +129,17 @@ node_ready() { [[ "$(kc get node "$node" -o jsonpath='{.status.conditions[?(@.ty
 untainted() { [[ -z "$(kc get node "$node" -o jsonpath='{.spec.taints}')" ]]; }
 start_agent agent
 wait_for 30 "node $node Ready" node_ready
+# The cluster's default StorageClass: examples/digits.yaml's claimTemplate names none.
+kc apply -f - >/dev/null <<EOF
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: hostpath
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: kubernetes.io/host-path
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+EOF
 wait_for 30 "node $node untainted" untainted
 
 ns=tj-system
@@ -186,7 +198,7 @@ no_running_ps_or_worker() {
 }
 job_objects_gone() {
   local out
-  out="$(kc get pods,services,secrets -l "trainingjob.dev/job-name=$1" -o name)" || return 1
+  out="$(kc get pods,services,secrets,persistentvolumeclaims -l "trainingjob.dev/job-name=$1" -o name)" || return 1
   [[ -z "$out" ]]
 }
 # Processes the agent started for the job's pods (their environment names the pod directory).
@@ -223,7 +235,7 @@ check_accuracy() {
 # Delete the job; the garbage collector removes its pods, Services and Secret; nothing keeps running.
 delete_job() {
   kc delete tj "$1" --wait=false >/dev/null
-  wait_for 60 "job $1's pods, services and secret garbage-collected" job_objects_gone "$1"
+  wait_for 60 "job $1's pods, services, secret and checkpoint claim garbage-collected" job_objects_gone "$1"
   wait_for 20 "no process of job $1 left" test -z "$(job_processes "$1")"
 }
 status_field() { kc get tj "$1" -o jsonpath="{.status.$2}"; }
@@ -533,7 +545,6 @@ for s in $scenarios; do
     *) fail "unknown scenario '$s' (TJ_E2E_SCENARIOS)" ;;
   esac
   timing[$s]=$(( $(date +%s) - ts ))
-  rm -rf "$wd/shared/checkpoints"
 done
 
 # ------------------------------------------------------------------ uninstall

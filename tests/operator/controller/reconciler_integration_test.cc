@@ -1356,16 +1356,23 @@ TEST_F(CheckpointVolumeIntegrationTest, DeleteGoesWithTheJobRetainOutlivesIt) {
   // The garbage collector deletes the owned claim (and the pvc-protection controller lets it go
   // once the pods that mount it are gone).
   EXPECT_TRUE(testing::WaitFor(
-      [&] { return absl::IsNotFound(Claim("gone-checkpoint").status()); }, absl::Seconds(60)))
+      [&] { return absl::IsNotFound(Claim("gone-checkpoint").status()); }, absl::Seconds(120)))
       << "the claim of a reclaimPolicy Delete job outlived it";
   EXPECT_TRUE(testing::WaitFor([&] {
     return absl::IsNotFound(client_->Get(*kube::Resource("trainingjobs", ns_, "kept")).status());
-  }));
+  }, absl::Seconds(120)));
   absl::StatusOr<json> kept = Claim("kept-checkpoint");
   ASSERT_TRUE(kept.ok()) << "Retain: the checkpoints outlive the job";
   EXPECT_FALSE((*kept)["metadata"].contains("deletionTimestamp"));
 
-  // A job of the same name made again finds its checkpoints: the retained claim is used.
+  // A job of the same name made again finds its checkpoints: the retained claim is used (once
+  // the old job's Secret has gone the same way as the job).
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        return absl::IsNotFound(
+            client_->Get(*kube::Resource("secrets", ns_, "kept-job-token")).status());
+      },
+      absl::Seconds(120)));
   CreateJobWithVolume("kept", "{claimTemplate: {resources: {requests: {storage: 1Gi}}}}");
   Reconcile("kept");
   EXPECT_EQ(CreatedCondition("kept")["status"], "True");
