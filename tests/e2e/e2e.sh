@@ -258,7 +258,24 @@ scenario_main() {
   log "ok: kubectl get tj: $(grep '^digits' "$wd/get-tj.txt" | tr -s ' ')"
   wait_for 30 "no PS/worker pod of digits left running" no_running_ps_or_worker digits
   metrics_check
+  checkpoint_claim_check digits
   delete_job digits
+  pv_gone() { ! kc get pv "$pv" >/dev/null 2>&1 && [[ ! -e "$pv_dir" ]]; }
+  wait_for 30 "PersistentVolume $pv and its directory $pv_dir deleted with the claim" pv_gone
+}
+
+# The job's checkpoints are on a claim the operator made, bound to a volume the provisioner made,
+# which holds the coordinator's manifests and the PS's shards.
+checkpoint_claim_check() { # <job>; sets pv and pv_dir
+  local claim="$1-checkpoint" phase provisioner
+  phase="$(kc get pvc "$claim" -o jsonpath='{.status.phase}')"
+  expect_eq "claim $claim phase" "$phase" Bound
+  pv="$(kc get pvc "$claim" -o jsonpath='{.spec.volumeName}')"
+  provisioner="$(kc get pv "$pv" -o jsonpath='{.metadata.annotations.pv\.kubernetes\.io/provisioned-by}')"
+  expect_eq "provisioner of $pv" "$provisioner" kubernetes.io/host-path
+  pv_dir="$(kc get pv "$pv" -o jsonpath='{.spec.hostPath.path}')"
+  ls -d "$pv_dir"/ckpt-* >/dev/null 2>&1 || fail "no checkpoint in $pv_dir (the volume of $claim): $(ls -la "$pv_dir")"
+  log "ok: $1's checkpoints are on claim $claim, volume $pv ($pv_dir: $(ls -d "$pv_dir"/ckpt-* | wc -l) checkpoints)"
 }
 
 # promtool (Prometheus' own parser and linter) on the operator's /metrics, at its pod IP.
@@ -320,6 +337,18 @@ EOF2
   [[ "$out" == *"containers[0].env[0].name"*TF_CONFIG* ]] || fail "the rejection does not name env[0].name and TF_CONFIG: $out"
   log "ok: API server rejects a user TF_CONFIG: $out"
   [[ -z "$(kc get tj -o name)" ]] || fail "an invalid TrainingJob exists: $(kc get tj -o name)"
+  # A claim that does not exist: the job is held with a condition and a Warning naming it, no pod.
+  variant missing-claim 0 | sed -e 's/^      claimTemplate:$/      claimName: no-such-claim/' \
+    -e '/^        resources: {requests: {storage: 1Gi}}$/d' | kc apply -f - >/dev/null
+  held() {
+    [[ "$(kc get tj missing-claim -o jsonpath='{.status.conditions[?(@.type=="Created")].reason}')" == CheckpointVolumeUnavailable ]]
+  }
+  wait_for 30 "missing-claim held (Created False, CheckpointVolumeUnavailable)" held
+  out="$(kc get events --field-selector involvedObject.name=missing-claim,reason=CheckpointVolumeUnavailable -o jsonpath='{.items[*].message}')"
+  [[ "$out" == *"PersistentVolumeClaim default/no-such-claim"* ]] || fail "no Warning Event naming the claim: $out"
+  [[ -z "$(job_pods missing-claim)" ]] || fail "pods of a job whose claim is missing: $(job_pods missing-claim)"
+  log "ok: a missing claim holds the job: $out"
+  delete_job missing-claim
 }
 
 # The replicas find each other by Service name (TF_CONFIG says <pod>.<ns>.svc:2222): a pod of the
