@@ -379,8 +379,8 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
     events_.Record(job_json, EventType::kWarning, kPodGroupUnavailableReason, pod_group_problem);
   }
   absl::Status volume_error;
-  const std::string volume_problem = EnsureCheckpointVolume(
-      job_json, job, !decision.to_create.empty() || !decision.restarts.empty(), &volume_error);
+  const std::string volume_problem =
+      EnsureCheckpointVolume(job_json, job, decision, &volume_error);
   if (!volume_error.ok()) return {volume_error, std::nullopt};
   const bool may_create_pods = pod_group_problem.empty() && volume_problem.empty();
 

@@ -193,16 +193,16 @@ class Reconciler {
   // another object) is OK with *problem set; other failures are errors.
   absl::Status EnsurePodGroup(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,
                               bool pods_to_create, std::string* problem);
-  // With spec.checkpoint.volume and pods about to be created: the claim exists (created from
-  // claimTemplate) and can serve (reconciler_checkpoint_volume.cc). Returns why not ("" when it
-  // can, or when no pod is to be created), with a Warning Event the first time each problem is
-  // seen; a failure a retry may fix goes to *error.
+  // With spec.checkpoint.volume and a coordinator or PS pod about to be created (`decision`'s
+  // creates and restarts): the claim exists (created from claimTemplate) and can serve
+  // (reconciler_checkpoint_volume.cc). Returns why not ("" when it can, or when no such pod is to
+  // be created), with a Warning Event the first time each problem is seen; a failure a retry may
+  // fix goes to *error.
   std::string EnsureCheckpointVolume(const nlohmann::json& job_json,
-                                     const v1alpha1::TrainingJob& job, bool pods_to_create,
-                                     absl::Status* error);
+                                     const v1alpha1::TrainingJob& job,
+                                     const JobDecision& decision, absl::Status* error);
   absl::StatusOr<std::string> CheckpointVolumeProblem(const nlohmann::json& job_json,
-                                                      const v1alpha1::TrainingJob& job,
-                                                      bool pods_to_create);
+                                                      const v1alpha1::TrainingJob& job);
   // The job's own pods (controlled by its UID), observed; pods already restarted are left out.
   absl::StatusOr<std::vector<ObservedPod>> ObservePods(const v1alpha1::TrainingJob& job);
   // Notices for `targets` (default: every pod) to the coordinator found among `pods`. Returns

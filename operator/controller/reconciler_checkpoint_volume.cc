@@ -1,9 +1,10 @@
 // The reconciler's checkpoint-volume step: before the coordinator or a PS is created, the claim
 // the job mounts exists (made from claimTemplate when the job has one) and can serve. A claim that
-// cannot (missing, not ReadWriteMany, being deleted) holds the job: no pod is created, Created is
-// False naming the claim, a Warning Event says why once per problem, and the job is looked at again
-// after checkpoint_volume_retry_interval (nothing watches claims). Holding, not failing: the claim
-// may be created or fixed later, and a job that never started has written no checkpoint.
+// cannot (missing, not ReadWriteMany, being deleted, Lost) holds the job: no pod is created (no
+// worker either, it waits with the rest), Created is False naming the claim, a Warning Event says
+// why once per problem, and the job is looked at again after checkpoint_volume_retry_interval
+// (nothing watches claims). Holding, not failing: the claim may be created or fixed later, and a
+// job that never started has written no checkpoint.
 #include <optional>
 #include <string>
 
@@ -33,13 +34,10 @@ std::string LabelOf(const json& object, const std::string& label) {
 
 }  // namespace
 
-absl::StatusOr<std::string> Reconciler::CheckpointVolumeProblem(const json& job_json,
-                                                                const v1alpha1::TrainingJob& job,
-                                                                bool pods_to_create) {
+absl::StatusOr<std::string> Reconciler::CheckpointVolumeProblem(
+    const json& job_json, const v1alpha1::TrainingJob& job) {
   const std::optional<std::string> name = CheckpointClaimName(job);
-  // Checked only when a pod is about to be made: a running pod keeps the volume it mounted, and
-  // an unchanged job costs no request.
-  if (!name || !pods_to_create) return std::string();
+  if (!name) return std::string();
   const std::string ns = NamespaceOf(job);
   const std::string what = absl::StrCat("PersistentVolumeClaim ", ns, "/", *name);
   const bool from_template = !job.spec.checkpoint->volume->claim_name.has_value();
@@ -89,9 +87,18 @@ absl::StatusOr<std::string> Reconciler::CheckpointVolumeProblem(const json& job_
 
 std::string Reconciler::EnsureCheckpointVolume(const json& job_json,
                                                const v1alpha1::TrainingJob& job,
-                                               bool pods_to_create, absl::Status* error) {
+                                               const JobDecision& decision, absl::Status* error) {
+  // Checked only when a pod that mounts the claim is about to be made: a running pod keeps the
+  // volume it mounted, an unchanged job costs no request, and workers never mount it.
+  bool pods_to_create = false;
+  for (ReplicaKey replica : decision.to_create) {
+    pods_to_create |= MountsCheckpointVolume(replica.type);
+  }
+  for (const auto& [replica, restart] : decision.restarts) {
+    pods_to_create |= MountsCheckpointVolume(replica.type);
+  }
   if (!pods_to_create) return "";
-  absl::StatusOr<std::string> problem = CheckpointVolumeProblem(job_json, job, pods_to_create);
+  absl::StatusOr<std::string> problem = CheckpointVolumeProblem(job_json, job);
   if (!problem.ok()) {
     *error = problem.status();
     return "";
