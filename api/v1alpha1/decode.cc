@@ -1,5 +1,6 @@
 #include "api/v1alpha1/decode.h"
 
+#include "api/v1alpha1/checkpoint_volume_json.h"
 #include "api/v1alpha1/json_fields.h"
 #include "api/v1alpha1/status_json.h"
 
@@ -145,6 +146,9 @@ CheckpointSpec DecodeCheckpoint(const nlohmann::json& value, const std::string& 
   checkpoint.interval_steps = r.Int64("intervalSteps");
   checkpoint.keep = r.Int32("keep");
   checkpoint.full_every = r.Int32("fullEvery");
+  if (const nlohmann::json* v = r.Field("volume")) {
+    checkpoint.volume = DecodeCheckpointVolume(*v, r.Path("volume"), errors);
+  }
   r.RejectUnknown();
   return checkpoint;
 }

@@ -1,5 +1,7 @@
 #include "api/v1alpha1/defaults.h"
 
+#include "api/v1alpha1/checkpoint_volume_json.h"
+
 namespace tj::v1alpha1 {
 
 TrainingJob WithDefaults(TrainingJob job) {
@@ -31,6 +33,9 @@ TrainingJob WithDefaults(TrainingJob job) {
   }
   if (job.spec.checkpoint && !job.spec.checkpoint->full_every) {
     job.spec.checkpoint->full_every = kDefaultCheckpointFullEvery;
+  }
+  if (job.spec.checkpoint && job.spec.checkpoint->volume) {
+    DefaultCheckpointVolume(*job.spec.checkpoint->volume);
   }
   return job;
 }

@@ -12,5 +12,8 @@ inline constexpr size_t kMaxDnsLabelLength = 63;
 bool IsDns1123Label(std::string_view name);
 // RFC 1035 label: as above but starting with a letter (Service names).
 bool IsDns1035Label(std::string_view name);
+// RFC 1123 subdomain: dot-separated RFC 1123 labels, at most 253 characters (most object names,
+// PersistentVolumeClaims' among them).
+bool IsDns1123Subdomain(std::string_view name);
 
 }  // namespace tj::v1alpha1

@@ -1,5 +1,6 @@
 #include "api/v1alpha1/encode.h"
 
+#include "api/v1alpha1/checkpoint_volume_json.h"
 #include "api/v1alpha1/status_json.h"
 
 namespace tj::v1alpha1 {
@@ -76,6 +77,9 @@ nlohmann::json SpecToJson(const TrainingJobSpec& spec) {
     SetIf(checkpoint, "intervalSteps", spec.checkpoint->interval_steps);
     SetIf(checkpoint, "keep", spec.checkpoint->keep);
     SetIf(checkpoint, "fullEvery", spec.checkpoint->full_every);
+    if (spec.checkpoint->volume) {
+      checkpoint["volume"] = CheckpointVolumeToJson(*spec.checkpoint->volume);
+    }
     out["checkpoint"] = std::move(checkpoint);
   }
   return out;

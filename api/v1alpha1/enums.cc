@@ -2,11 +2,10 @@
 
 #include <utility>
 
+#include "api/v1alpha1/name_table.h"
+
 namespace tj::v1alpha1 {
 namespace {
-
-template <typename E, size_t N>
-using NameTable = std::array<std::pair<E, std::string_view>, N>;
 
 constexpr NameTable<ReplicaType, 3> kReplicaTypeNames = {{
     {ReplicaType::kCoordinator, "Coordinator"},
@@ -29,30 +28,6 @@ constexpr NameTable<CleanPodPolicy, 3> kCleanPodPolicyNames = {{
     {CleanPodPolicy::kRunning, "Running"},
     {CleanPodPolicy::kNone, "None"},
 }};
-
-template <typename E, size_t N>
-std::string_view NameOf(const NameTable<E, N>& table, E value) {
-  for (const auto& [v, name] : table) {
-    if (v == value) return name;
-  }
-  return "?";
-}
-
-// Exact, case-sensitive match: the API server's enum check is, and the CRD must agree.
-template <typename E, size_t N>
-std::optional<E> Parse(const NameTable<E, N>& table, std::string_view name) {
-  for (const auto& [v, n] : table) {
-    if (n == name) return v;
-  }
-  return std::nullopt;
-}
-
-template <typename E, size_t N>
-std::vector<std::string_view> NamesOf(const NameTable<E, N>& table) {
-  std::vector<std::string_view> names;
-  for (const auto& entry : table) names.push_back(entry.second);
-  return names;
-}
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/v1alpha1/checkpoint_volume.h"
 #include "api/v1alpha1/enums.h"
 #include "api/v1alpha1/pod_template.h"
 #include "api/v1alpha1/status.h"
@@ -80,6 +81,8 @@ struct CheckpointSpec {
   std::optional<int64_t> interval_steps;
   std::optional<int32_t> keep;
   std::optional<int32_t> full_every;  // fullEvery
+  // The claim mounted at dir on the coordinator and every PS; absent: the pods bring their own.
+  std::optional<CheckpointVolume> volume;
 
   friend bool operator==(const CheckpointSpec&, const CheckpointSpec&) = default;
 };

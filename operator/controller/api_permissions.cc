@@ -23,6 +23,11 @@ const std::vector<ApiPermission>& OperatorApiPermissions() {
       {"", "secrets", {"get", "create", "patch"}, ApiScope::kJobs, ApiFeature::kAlways, true,
        "the job's credentials Secret, read by name (JobSecrets), never listed or watched; patch: "
        "role credentials added to a Secret made before them"},
+      {"", "persistentvolumeclaims", {"get", "create"}, ApiScope::kJobs, ApiFeature::kAlways,
+       true,
+       "the job's checkpoint claim (spec.checkpoint.volume), read by name before the coordinator "
+       "or a PS is created, created from claimTemplate (Reconciler::EnsureCheckpointVolume); "
+       "never deleted by the operator (the garbage collector does, under reclaimPolicy Delete)"},
       {"", "events", {"create", "patch"}, ApiScope::kJobs, ApiFeature::kAlways, true,
        "Events on jobs (EventRecorder; repeats are patched counts)"},
       {"", "nodes", {"list", "watch"}, ApiScope::kCluster, ApiFeature::kAlways, true,

@@ -93,6 +93,9 @@ v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& pre
   if (!update.pod_group_problem.empty()) {
     SetJobCondition(next.conditions, ConditionType::kCreated, ConditionStatus::kFalse,
                     kPodGroupUnavailableReason, update.pod_group_problem, now);
+  } else if (!update.checkpoint_volume_problem.empty()) {
+    SetJobCondition(next.conditions, ConditionType::kCreated, ConditionStatus::kFalse,
+                    kCheckpointVolumeUnavailableReason, update.checkpoint_volume_problem, now);
   } else if (!update.create_failure.empty()) {
     SetJobCondition(next.conditions, ConditionType::kCreated, ConditionStatus::kFalse,
                     kFailedCreateReason, update.create_failure, now);

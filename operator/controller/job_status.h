@@ -17,6 +17,9 @@ namespace tj::op {
 
 // The reason of a False Created condition: the job's PodGroup could not be made.
 inline constexpr char kPodGroupUnavailableReason[] = "PodGroupUnavailable";
+// The reason of a False Created condition (and of its Warning Event): the job's checkpoint claim
+// cannot serve (checkpoint_volume.h).
+inline constexpr char kCheckpointVolumeUnavailableReason[] = "CheckpointVolumeUnavailable";
 // The reason of a False Created condition: the API server refused to create a replica's object.
 inline constexpr char kFailedCreateReason[] = "FailedCreate";
 
@@ -49,6 +52,10 @@ struct StatusUpdate {
   // is created; Created turns False with reason PodGroupUnavailable and this message. Empty:
   // Created is True (again, in place, once the PodGroup exists).
   std::string pod_group_problem;
+  // Non-empty (and no pod_group_problem): the checkpoint claim cannot serve (missing, not
+  // ReadWriteMany, being deleted), so no pod is created; Created turns False with reason
+  // CheckpointVolumeUnavailable (checkpoint_volume.h) and this message.
+  std::string checkpoint_volume_problem;
   // Non-empty (and no pod_group_problem): creating the job's objects failed (the API server
   // rejected a pod: a quota, an invalid template); Created turns False with reason FailedCreate
   // and this message until a later create succeeds. The creates are retried.

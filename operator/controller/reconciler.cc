@@ -378,7 +378,11 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
     spdlog::warn("{}: {}", key, pod_group_problem);
     events_.Record(job_json, EventType::kWarning, kPodGroupUnavailableReason, pod_group_problem);
   }
-  const bool may_create_pods = pod_group_problem.empty();
+  absl::Status volume_error;
+  const std::string volume_problem =
+      EnsureCheckpointVolume(job_json, job, decision, &volume_error);
+  if (!volume_error.ok()) return {volume_error, std::nullopt};
+  const bool may_create_pods = pod_group_problem.empty() && volume_problem.empty();
 
   // A job never reconciled before (no condition yet) writes its status once, after its objects
   // were requested, counting the pods requested as active: the reconcile that then observes
@@ -397,6 +401,7 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   update.job_name = job.metadata.name;
   update.new_preemptions = new_preemptions;
   update.pod_group_problem = pod_group_problem;
+  update.checkpoint_volume_problem = volume_problem;
   update.create_failure = create_failure;
   if (first_reconcile && may_create_pods) update.requested = decision.to_create;
   if (options_.progress != nullptr) {
@@ -502,6 +507,10 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   }
   if (!pod_group_problem.empty() && (!requeue || options_.pod_group_retry_interval < *requeue)) {
     requeue = options_.pod_group_retry_interval;
+  }
+  if (!volume_problem.empty() &&
+      (!requeue || options_.checkpoint_volume_retry_interval < *requeue)) {
+    requeue = options_.checkpoint_volume_retry_interval;
   }
   const std::optional<int64_t> deadline = job.spec.run_policy.active_deadline_seconds;
   if (deadline && next.start_time && !finished) {

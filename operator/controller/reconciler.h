@@ -67,6 +67,9 @@ struct ReconcilerOptions {
   // With a gang scheduler whose PodGroup cannot be made (its CRD not installed, no permission),
   // the job is looked at again after this long: nothing watches for the CRD to appear.
   absl::Duration pod_group_retry_interval = absl::Minutes(1);
+  // A job held because its checkpoint claim cannot serve is looked at again after this long:
+  // claims are not watched.
+  absl::Duration checkpoint_volume_retry_interval = absl::Seconds(30);
   // Where creates (and a job's first status write) run; null: in the reconciling thread, before
   // Reconcile returns (tests and tools). Must outlive the Reconciler's last write.
   WriteExecutor* writes = nullptr;
@@ -124,6 +127,7 @@ class Reconciler {
     std::string last_invalid_message;
     nlohmann::json pod_group;  // BuildPodGroup's object as last created or confirmed
     std::string last_pod_group_problem;
+    std::string last_checkpoint_volume_problem;
     bool network_policy_confirmed = false;  // this process made or found the job's policy
     // The token and control certificate of a Secret whose create was dispatched and the cache does
     // not show yet.
@@ -189,6 +193,16 @@ class Reconciler {
   // another object) is OK with *problem set; other failures are errors.
   absl::Status EnsurePodGroup(const nlohmann::json& job_json, const v1alpha1::TrainingJob& job,
                               bool pods_to_create, std::string* problem);
+  // With spec.checkpoint.volume and a coordinator or PS pod about to be created (`decision`'s
+  // creates and restarts): the claim exists (created from claimTemplate) and can serve
+  // (reconciler_checkpoint_volume.cc). Returns why not ("" when it can, or when no such pod is to
+  // be created), with a Warning Event the first time each problem is seen; a failure a retry may
+  // fix goes to *error.
+  std::string EnsureCheckpointVolume(const nlohmann::json& job_json,
+                                     const v1alpha1::TrainingJob& job,
+                                     const JobDecision& decision, absl::Status* error);
+  absl::StatusOr<std::string> CheckpointVolumeProblem(const nlohmann::json& job_json,
+                                                      const v1alpha1::TrainingJob& job);
   // The job's own pods (controlled by its UID), observed; pods already restarted are left out.
   absl::StatusOr<std::vector<ObservedPod>> ObservePods(const v1alpha1::TrainingJob& job);
   // Notices for `targets` (default: every pod) to the coordinator found among `pods`. Returns

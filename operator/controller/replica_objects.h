@@ -76,7 +76,8 @@ class JobPods {
 // restarts, so backoffLimit counts every one); hostname and subdomain; the trainer container (the
 // first) given the job environment (TF_CONFIG, TJ_*; these win over same-named user variables),
 // the trainer port and the job token volume (with the job's CA and the role's certificate, and
-// TJ_TLS_DIR, when pods.tls()). InvalidArgument when the template has no container.
+// TJ_TLS_DIR, when pods.tls()); on the coordinator and PS, the checkpoint claim
+// (checkpoint_volume.h's AddCheckpointVolume). InvalidArgument when the template has no container.
 absl::StatusOr<nlohmann::json> BuildReplicaPod(const JobPods& pods, ReplicaKey key,
                                                const PodBuildOptions& options = {});
 // The same for one pod (builds the JobPods).

@@ -7,7 +7,7 @@
 namespace tj::kube {
 namespace {
 
-constexpr std::array<ApiResource, 16> kResources = {{
+constexpr std::array<ApiResource, 18> kResources = {{
     {"", "v1", "pods", "Pod", true},
     {"", "v1", "services", "Service", true},
     {"", "v1", "configmaps", "ConfigMap", true},
@@ -16,6 +16,8 @@ constexpr std::array<ApiResource, 16> kResources = {{
     {"", "v1", "serviceaccounts", "ServiceAccount", true},
     {"", "v1", "namespaces", "Namespace", false},
     {"", "v1", "nodes", "Node", false},
+    {"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true},
+    {"", "v1", "persistentvolumes", "PersistentVolume", false},
     {"apps", "v1", "deployments", "Deployment", true},
     {"apps", "v1", "statefulsets", "StatefulSet", true},
     {"apps", "v1", "replicasets", "ReplicaSet", true},

@@ -97,7 +97,7 @@ kc() { kubectl --request-timeout=10s "$@"; }
 timing[control-plane]=$(( $(date +%s) - t0 ))
 
 # Images: the chart's default operator image and the examples' runtime image (both spellings).
-mkdir -p "$wd/root" "$wd/shared"
+mkdir -p "$wd/root"
 cat >"$wd/image-map" <<EOF
 ghcr.io/trainingjob-dev/tj-operator:*=$build/bin/tj-operator
 trainingjob/tj-operator:*=$build/bin/tj-operator
@@ -105,12 +105,13 @@ ghcr.io/trainingjob-dev/tj-runtime:*=$build/bin
 trainingjob/tj-runtime:*=$build/bin
 EOF
 # Pod IPs 127.0.42.x: apart from tj_node_agent_test's agent (127.0.0.x) when ctest runs both at once.
-# /var/lib/trainingjob is shared by every container of the node (the example's checkpoint
-# directory: "a volume on a cluster", a ReadWriteMany one, since coordinator and PS share it).
+# Checkpoints live on PersistentVolumeClaims (spec.checkpoint.volume) bound by a real provisioner,
+# kube-controller-manager's hostPath one (--enable-hostpath-provisioner, up.sh) behind the default
+# StorageClass below; the agent mounts a claim's volume as the kubelet would (volumes.go).
 start_agent() { # <log name>
   setsid "$agent" --kubeconfig="$kubeconfig" --node-name="$node" --root-dir="$wd/root" --heartbeat=2s --pod-cidr-base=127.0.42. \
     --capacity=cpu=8,memory=16Gi,pods=50 --image-map-file="$wd/image-map" --mount-namespaces=true \
-    --shared-dir="/var/lib/trainingjob=$wd/shared" </dev/null >>"$wd/$1.log" 2>&1 &
+    </dev/null >>"$wd/$1.log" 2>&1 &
   agent_pid=$!
 }
 stop_agent() {
@@ -128,6 +129,17 @@ node_ready() { [[ "$(kc get node "$node" -o jsonpath='{.status.conditions[?(@.ty
 untainted() { [[ -z "$(kc get node "$node" -o jsonpath='{.spec.taints}')" ]]; }
 start_agent agent
 wait_for 30 "node $node Ready" node_ready
+# The cluster's default StorageClass: examples/digits.yaml's claimTemplate names none.
+kc apply -f - >/dev/null <<EOF
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: hostpath
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: kubernetes.io/host-path
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+EOF
 wait_for 30 "node $node untainted" untainted
 
 ns=tj-system
@@ -186,7 +198,7 @@ no_running_ps_or_worker() {
 }
 job_objects_gone() {
   local out
-  out="$(kc get pods,services,secrets -l "trainingjob.dev/job-name=$1" -o name)" || return 1
+  out="$(kc get pods,services,secrets,persistentvolumeclaims -l "trainingjob.dev/job-name=$1" -o name)" || return 1
   [[ -z "$out" ]]
 }
 # Processes the agent started for the job's pods (their environment names the pod directory).
@@ -223,7 +235,7 @@ check_accuracy() {
 # Delete the job; the garbage collector removes its pods, Services and Secret; nothing keeps running.
 delete_job() {
   kc delete tj "$1" --wait=false >/dev/null
-  wait_for 60 "job $1's pods, services and secret garbage-collected" job_objects_gone "$1"
+  wait_for 60 "job $1's pods, services, secret and checkpoint claim garbage-collected" job_objects_gone "$1"
   wait_for 20 "no process of job $1 left" test -z "$(job_processes "$1")"
 }
 status_field() { kc get tj "$1" -o jsonpath="{.status.$2}"; }
@@ -246,7 +258,24 @@ scenario_main() {
   log "ok: kubectl get tj: $(grep '^digits' "$wd/get-tj.txt" | tr -s ' ')"
   wait_for 30 "no PS/worker pod of digits left running" no_running_ps_or_worker digits
   metrics_check
+  checkpoint_claim_check digits
   delete_job digits
+  pv_gone() { ! kc get pv "$pv" >/dev/null 2>&1 && [[ ! -e "$pv_dir" ]]; }
+  wait_for 30 "PersistentVolume $pv and its directory $pv_dir deleted with the claim" pv_gone
+}
+
+# The job's checkpoints are on a claim the operator made, bound to a volume the provisioner made,
+# which holds the coordinator's manifests and the PS's shards.
+checkpoint_claim_check() { # <job>; sets pv and pv_dir
+  local claim="$1-checkpoint" phase provisioner
+  phase="$(kc get pvc "$claim" -o jsonpath='{.status.phase}')"
+  expect_eq "claim $claim phase" "$phase" Bound
+  pv="$(kc get pvc "$claim" -o jsonpath='{.spec.volumeName}')"
+  provisioner="$(kc get pv "$pv" -o jsonpath='{.metadata.annotations.pv\.kubernetes\.io/provisioned-by}')"
+  expect_eq "provisioner of $pv" "$provisioner" kubernetes.io/host-path
+  pv_dir="$(kc get pv "$pv" -o jsonpath='{.spec.hostPath.path}')"
+  ls -d "$pv_dir"/ckpt-* >/dev/null 2>&1 || fail "no checkpoint in $pv_dir (the volume of $claim): $(ls -la "$pv_dir")"
+  log "ok: $1's checkpoints are on claim $claim, volume $pv ($pv_dir: $(ls -d "$pv_dir"/ckpt-* | wc -l) checkpoints)"
 }
 
 # promtool (Prometheus' own parser and linter) on the operator's /metrics, at its pod IP.
@@ -308,6 +337,18 @@ EOF2
   [[ "$out" == *"containers[0].env[0].name"*TF_CONFIG* ]] || fail "the rejection does not name env[0].name and TF_CONFIG: $out"
   log "ok: API server rejects a user TF_CONFIG: $out"
   [[ -z "$(kc get tj -o name)" ]] || fail "an invalid TrainingJob exists: $(kc get tj -o name)"
+  # A claim that does not exist: the job is held with a condition and a Warning naming it, no pod.
+  variant missing-claim 0 | sed -e 's/^      claimTemplate:$/      claimName: no-such-claim/' \
+    -e '/^        resources: {requests: {storage: 1Gi}}$/d' | kc apply -f - >/dev/null
+  held() {
+    [[ "$(kc get tj missing-claim -o jsonpath='{.status.conditions[?(@.type=="Created")].reason}')" == CheckpointVolumeUnavailable ]]
+  }
+  wait_for 30 "missing-claim held (Created False, CheckpointVolumeUnavailable)" held
+  out="$(kc get events --field-selector involvedObject.name=missing-claim,reason=CheckpointVolumeUnavailable -o jsonpath='{.items[*].message}')"
+  [[ "$out" == *"PersistentVolumeClaim default/no-such-claim"* ]] || fail "no Warning Event naming the claim: $out"
+  [[ -z "$(job_pods missing-claim)" ]] || fail "pods of a job whose claim is missing: $(job_pods missing-claim)"
+  log "ok: a missing claim holds the job: $out"
+  delete_job missing-claim
 }
 
 # The replicas find each other by Service name (TF_CONFIG says <pod>.<ns>.svc:2222): a pod of the
@@ -533,7 +574,6 @@ for s in $scenarios; do
     *) fail "unknown scenario '$s' (TJ_E2E_SCENARIOS)" ;;
   esac
   timing[$s]=$(( $(date +%s) - ts ))
-  rm -rf "$wd/shared/checkpoints"
 done
 
 # ------------------------------------------------------------------ uninstall

@@ -292,6 +292,7 @@ start KUBE_CONTROLLER_MANAGER_PID kube-controller-manager "$bin/kube-controller-
   --root-ca-file="$pki/ca.crt" \
   --cluster-signing-cert-file="$pki/ca.crt" \
   --cluster-signing-key-file="$pki/ca.key" \
+  --enable-hostpath-provisioner=true \
   --v="$v"
 start KUBE_SCHEDULER_PID kube-scheduler "$bin/kube-scheduler" \
   --kubeconfig="$wd/kube-scheduler.kubeconfig" \

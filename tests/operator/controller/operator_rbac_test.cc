@@ -91,7 +91,14 @@ json RestrictedJob() {
           {"metadata", {{"name", "digits"}}},
           {"spec",
            {{"runPolicy", {{"ttlSecondsAfterFinished", 0}}},
-            {"replicaSpecs", {{"Coordinator", replica}, {"PS", replica}, {"Worker", worker}}}}}};
+            {"replicaSpecs", {{"Coordinator", replica}, {"PS", replica}, {"Worker", worker}}},
+            // A claim the operator makes (persistentvolumeclaims get, create), fsGroup and all
+            // passing "restricted".
+            {"checkpoint",
+             {{"dir", "/checkpoints"},
+              {"volume",
+               {{"claimTemplate", {{"resources", {{"requests", {{"storage", "1Gi"}}}}}}},
+                {"reclaimPolicy", "Delete"}}}}}}}};
 }
 
 class OperatorRbacTest : public OperatorProcessTest {
@@ -173,6 +180,11 @@ TEST_F(OperatorRbacTest, NamespacedInstallIgnoresOtherNamespacesAndUsesOnlyDecla
   for (const json& pod : (*pods)["items"]) {
     EXPECT_EQ(pod["metadata"]["labels"].value("trainingjob.dev/job-name", ""), "digits");
   }
+
+  // The job's checkpoint claim, owned by it (reclaimPolicy Delete).
+  const json claim = Get("pvc digits-checkpoint", kScoped);
+  ASSERT_TRUE(claim.is_object()) << "no checkpoint claim for the job";
+  EXPECT_EQ(claim["metadata"]["ownerReferences"][0]["uid"], job["metadata"]["uid"]);
 
   // The other namespace is not watched: its job has no pods and no status.
   EXPECT_EQ(PodCount(kUnwatched), 0u);

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 )
 
 // A process cannot get its own mount namespace here without privileges the tests should not rely
@@ -135,6 +136,13 @@ func prepareVolumes(ctx context.Context, cs kubernetes.Interface, src objectSour
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return nil, err
 			}
+		case v.PersistentVolumeClaim != nil:
+			path, err := claimHostPath(ctx, cs, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
+			if err != nil {
+				return nil, fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			dir = path
+			applyFSGroup(dir, pod)
 		case v.Secret != nil:
 			data, _, err := src.secret(ctx, pod.Namespace, v.Secret.SecretName, v.Secret.Optional)
 			if err != nil {
@@ -208,7 +216,7 @@ func prepareVolumes(ctx context.Context, cs kubernetes.Interface, src objectSour
 				}
 			}
 		default:
-			return nil, configErrorf("volume %s: only emptyDir, hostPath, secret, configMap, downwardAPI and projected volumes are supported by tj-node-agent", v.Name)
+			return nil, configErrorf("volume %s: only emptyDir, hostPath, persistentVolumeClaim (of hostPath or local volumes), secret, configMap, downwardAPI and projected volumes are supported by tj-node-agent", v.Name)
 		}
 		pv.hostDirs[v.Name] = dir
 	}
@@ -329,4 +337,51 @@ func mountsEnv(mounts []mount) string {
 		parts = append(parts, m.containerPath+"="+m.hostPath)
 	}
 	return strings.Join(parts, ":")
+}
+
+// claimHostPath resolves a pod's claim as the kubelet does before it mounts it: the claim must be
+// Bound, and its PersistentVolume's directory (hostPath or local, the kinds a single machine can
+// serve) is what the containers see. An unbound claim is waited for (the caller retries).
+func claimHostPath(ctx context.Context, cs kubernetes.Interface, namespace, name string) (string, error) {
+	claim, err := cs.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("persistentvolumeclaim %s/%s: %v", namespace, name, err)
+	}
+	if claim.Status.Phase != corev1.ClaimBound || claim.Spec.VolumeName == "" {
+		return "", fmt.Errorf("persistentvolumeclaim %s/%s is %s, not Bound yet", namespace, name, claim.Status.Phase)
+	}
+	pv, err := cs.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("persistentvolume %s of claim %s/%s: %v", claim.Spec.VolumeName, namespace, name, err)
+	}
+	var path string
+	switch {
+	case pv.Spec.HostPath != nil:
+		path = pv.Spec.HostPath.Path
+	case pv.Spec.Local != nil:
+		path = pv.Spec.Local.Path
+	default:
+		return "", configErrorf("persistentvolume %s: only hostPath and local volumes can be mounted by tj-node-agent", pv.Name)
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return "", fmt.Errorf("persistentvolume %s: %v", pv.Name, err)
+	}
+	return path, nil
+}
+
+// applyFSGroup gives the volume's root to the pod's fsGroup, group-writable and setgid, as the
+// kubelet does (fsGroupChangePolicy OnRootMismatch: the root only, when it differs). Without the
+// privilege to chown (a non-root agent) the directory is left as it is, and the log says so.
+func applyFSGroup(dir string, pod *corev1.Pod) {
+	sc := pod.Spec.SecurityContext
+	if sc == nil || sc.FSGroup == nil {
+		return
+	}
+	if err := os.Chown(dir, -1, int(*sc.FSGroup)); err != nil {
+		klog.Warningf("pod %s/%s: fsGroup %d on %s: %v", pod.Namespace, pod.Name, *sc.FSGroup, dir, err)
+		return
+	}
+	if err := os.Chmod(dir, 0o2775); err != nil {
+		klog.Warningf("pod %s/%s: fsGroup %d on %s: %v", pod.Namespace, pod.Name, *sc.FSGroup, dir, err)
+	}
 }
