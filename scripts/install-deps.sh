@@ -13,6 +13,7 @@ packages=(
   # well-kept libraries used instead of hand-written code
   nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libbenchmark-dev libabsl-dev zlib1g-dev
   libcivetweb-dev prometheus-cpp-dev  # the /metrics and health endpoints, the metrics registry
+  libcurl4-openssl-dev libxml2-dev  # s3:// checkpoints: HTTP with AWS SigV4 signing, S3's XML replies
   # tools the tests use (Prometheus' metric checker)
   prometheus
   iperf3  # loopback TCP bandwidth, the same-run baseline of bench/ps_bench.cc and scale_bench.cc

@@ -141,6 +141,9 @@ int RunJobLocally(const RunOptions& options, std::FILE* out, std::FILE* err) {
   if (job.spec.checkpoint.has_value()) {
     paths.checkpoint_dir = Absolute(options.checkpoint_dir.empty() ? paths.work_dir + "/checkpoints"
                                                                    : options.checkpoint_dir);
+    // An s3://bucket/prefix location (coordinator/checkpoint/s3_location.h) is passed on as is;
+    // its endpoint and credentials come from this environment, which every replica inherits.
+    if (options.checkpoint_dir.starts_with("s3://")) paths.checkpoint_dir = options.checkpoint_dir;
   } else if (!options.checkpoint_dir.empty() && !options.quiet) {
     std::fprintf(err, "tjctl run: warning: the job has no spec.checkpoint; --checkpoint-dir is "
                       "ignored\n");
@@ -161,7 +164,8 @@ int RunJobLocally(const RunOptions& options, std::FILE* out, std::FILE* err) {
     }
   }
   if (!MakeDirs(paths.logs_dir, err) ||
-      (!paths.checkpoint_dir.empty() && !MakeDirs(paths.checkpoint_dir, err)) ||
+      (!paths.checkpoint_dir.empty() && !paths.checkpoint_dir.starts_with("s3://") &&
+       !MakeDirs(paths.checkpoint_dir, err)) ||
       !MakeDirs(fs::path(status_file).parent_path().string(), err) || !WriteJobToken(paths, err)) {
     return kExitInvalid;
   }

@@ -15,6 +15,7 @@
 #include "coordinator/ps/admitted_call.h"
 #include "coordinator/ps/checkpoint_path.h"
 #include "coordinator/ps/memory_budget.h"
+#include "coordinator/ps/object_shard_file.h"
 #include "coordinator/ps/ps_dense_methods.h"
 #include "coordinator/ps/shard_file.h"
 #include "spdlog/spdlog.h"
@@ -165,7 +166,8 @@ grpc::Status PsService::SaveShard(grpc::ServerContext* context, const v1::SaveSh
   return IfAdmitted(drain_, [&] {
     ShardFileOptions options;
     options.save = {request->save_id(), request->since_save_id()};
-    absl::StatusOr<v1::SaveShardResponse> saved = SaveShardFile(store_, request->path(), options);
+    absl::StatusOr<v1::SaveShardResponse> saved =
+        SaveShardAnywhere(store_, request->path(), options);
     if (saved.ok()) *response = *std::move(saved);
     return ToGrpc(saved.status());
   });
@@ -181,7 +183,7 @@ grpc::Status PsService::RestoreShard(grpc::ServerContext* context,
     ShardFileOptions options;
     SetExpectedDigests(*request, options);
     absl::StatusOr<v1::RestoreShardResponse> restored =
-        RestoreShardFiles(store_, Paths(*request), options);
+        RestoreShardsAnywhere(store_, Paths(*request), options);
     if (restored.ok()) *response = *std::move(restored);
     return ToGrpc(restored.status());
   });
@@ -221,7 +223,8 @@ grpc::Status PsService::StreamSaveShard(grpc::ServerContext* context,
     absl::Time last_report = start;
     ShardFileOptions options = ShardOptions(context, writer, last_report);
     options.save = {request->save_id(), request->since_save_id()};
-    absl::StatusOr<v1::SaveShardResponse> saved = SaveShardFile(store_, request->path(), options);
+    absl::StatusOr<v1::SaveShardResponse> saved =
+        SaveShardAnywhere(store_, request->path(), options);
     if (!saved.ok()) {
       spdlog::warn("ps task {}: save of {} failed: {}", ps_task_, request->path(),
                    saved.status().ToString());
@@ -250,7 +253,7 @@ grpc::Status PsService::StreamRestoreShard(grpc::ServerContext* context,
     ShardFileOptions options = ShardOptions(context, writer, last_report);
     SetExpectedDigests(*request, options);
     absl::StatusOr<v1::RestoreShardResponse> restored =
-        RestoreShardFiles(store_, Paths(*request), options);
+        RestoreShardsAnywhere(store_, Paths(*request), options);
     if (!restored.ok()) {
       spdlog::warn("ps task {}: restore from {} failed: {}", ps_task_, request->path(),
                    restored.status().ToString());

@@ -61,7 +61,8 @@ uint64_t NewSaveId() {
 
 PsCheckpointer::PsCheckpointer(std::string dir, int keep,
                                std::vector<std::shared_ptr<PsClient>> ps_tasks, int full_every)
-    : store_(std::move(dir), keep, CoordinatorGeneration()),
+    : dir_(dir),
+      location_(OpenCheckpointLocation(std::move(dir), keep, CoordinatorGeneration())),
       ps_(std::move(ps_tasks)),
       full_every_(std::max(full_every, 1)),
       chains_(ps_.size()) {}
@@ -70,9 +71,15 @@ std::string PsCheckpointer::ShardName(int task, int num_ps) {
   return absl::StrCat("ps-", task, "-of-", num_ps, ".state");
 }
 
+absl::StatusOr<CheckpointLocation*> PsCheckpointer::Location() const {
+  if (!location_.ok()) return location_.status();
+  return location_->get();
+}
+
 absl::StatusOr<SavedCheckpoint> PsCheckpointer::Save(int64_t step, const nlohmann::json& state) {
   const absl::Time start = absl::Now();
-  TJ_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointWriter> writer, store_.BeginCheckpoint(step));
+  TJ_ASSIGN_OR_RETURN(CheckpointLocation* const location, Location());
+  TJ_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointSave> writer, location->BeginCheckpoint(step));
   const int num_ps = static_cast<int>(ps_.size());
   const uint64_t save_id = NewSaveId();
   std::vector<v1::SaveShardRequest> requests(ps_.size());
@@ -130,7 +137,8 @@ absl::StatusOr<SavedCheckpoint> PsCheckpointer::Save(int64_t step, const nlohman
 absl::StatusOr<std::optional<RestoredCheckpoint>> PsCheckpointer::RestoreLatest(
     const StateCheck& check_state) {
   // From now on the directory is this coordinator's: an older one still running stops saving.
-  TJ_RETURN_IF_ERROR(store_.Claim());
+  TJ_ASSIGN_OR_RETURN(CheckpointLocation* const location, Location());
+  TJ_RETURN_IF_ERROR(location->Claim());
   // The store checks manifests and shard sizes; each PS checks its shard's CRC-32C as it reads it
   // (one pass over the shard, not a verification pass and then the restore's). A shard that fails
   // there (DataLoss naming the file) sends the restore to the previous checkpoint, as a failed
@@ -139,15 +147,15 @@ absl::StatusOr<std::optional<RestoredCheckpoint>> PsCheckpointer::RestoreLatest(
   int64_t before_step = kMaxCheckpointStep + 1;
   while (true) {
     absl::StatusOr<std::optional<Checkpoint>> latest =
-        store_.LatestValid(ShardCheck::kSizeOnly, before_step);
+        location->LatestValid(ShardCheck::kSizeOnly, before_step);
     if (!latest.ok() || !latest->has_value()) {
       if (failures.empty()) {
         if (!latest.ok()) return latest.status();
         return std::optional<RestoredCheckpoint>();
       }
       if (!latest.ok()) failures.emplace_back(latest.status().message());
-      return absl::DataLossError(absl::StrCat("no valid checkpoint in ", store_.dir(), ": ",
-                                              absl::StrJoin(failures, "; ")));
+      return absl::DataLossError(
+          absl::StrCat("no valid checkpoint in ", dir_, ": ", absl::StrJoin(failures, "; ")));
     }
     const Checkpoint& checkpoint = **latest;
     absl::Status restored = RestoreInto(checkpoint, check_state);

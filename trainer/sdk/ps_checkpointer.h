@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "coordinator/checkpoint/checkpoint_location.h"
 #include "coordinator/checkpoint/checkpoint_store.h"
 #include "coordinator/ps/ps_client.h"
 #include "nlohmann/json.hpp"
@@ -43,12 +44,14 @@ struct RestoredCheckpoint {
 class PsCheckpointer {
  public:
   // Shard files live on the PS tasks' file systems at the store's paths, so `dir` must be the same
-  // directory for the coordinator and every PS (one machine, or a shared volume on Kubernetes).
+  // directory for the coordinator and every PS (one machine, or a shared volume on Kubernetes), or
+  // an s3://bucket/prefix location every one of them reaches (OpenCheckpointLocation; an error
+  // opening it is returned by Save and RestoreLatest).
   // `full_every`: 1 (or less) writes every checkpoint whole.
   PsCheckpointer(std::string dir, int keep, std::vector<std::shared_ptr<PsClient>> ps_tasks,
                  int full_every = 1);
 
-  const std::string& dir() const { return store_.dir(); }
+  const std::string& dir() const { return dir_; }
 
   // "ps-<task>-of-<num_ps>.state".
   static std::string ShardName(int task, int num_ps);
@@ -76,7 +79,10 @@ class PsCheckpointer {
   // (full save, then deltas) as it reads it. On success, the next save builds on it.
   absl::Status RestoreInto(const Checkpoint& checkpoint, const StateCheck& check_state);
 
-  CheckpointStore store_;
+  absl::StatusOr<CheckpointLocation*> Location() const;
+
+  const std::string dir_;
+  const absl::StatusOr<std::unique_ptr<CheckpointLocation>> location_;
   std::vector<std::shared_ptr<PsClient>> ps_;
   const int full_every_;
   // The newest checkpoint this coordinator saved or restored: its saves' id (0: none, so the next

@@ -107,7 +107,10 @@ absl::Status RunTrainChief(const TrainConfig& config, sdk::ChiefContext& context
   TJ_RETURN_IF_ERROR(ps->CheckPsMemory());
 
   std::string logdir = config.logdir;
-  if (logdir.empty() && !context.settings().checkpoint_dir.empty()) {
+  // Event files are appended to as training goes, which objects cannot be: an s3:// checkpoint
+  // location gets none unless a logdir is given.
+  if (logdir.empty() && !context.settings().checkpoint_dir.empty() &&
+      !context.settings().checkpoint_dir.starts_with("s3://")) {
     logdir = context.settings().checkpoint_dir + "/events";
   }
   if (absl::Status opened = context.OpenSummaryWriter(logdir); !opened.ok()) {

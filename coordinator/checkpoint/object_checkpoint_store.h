@@ -1,0 +1,98 @@
+// The checkpoints of one job in an object store (an s3://bucket/prefix location): the same layout
+// and rules as CheckpointStore's directories, as keys. `<prefix>/ckpt-<step, 12 digits>/<shard>`
+// objects are uploaded by each parameter server, and `<prefix>/ckpt-<step>/MANIFEST.json` is put
+// last by the coordinator: a step without a manifest is a save that never finished and is not a
+// checkpoint; one whose objects do not match their manifest is skipped for an older one; `keep`
+// retention deletes the objects of older checkpoints.
+//
+// Unlike CheckpointStore there is no generation fencing here yet (docs/decisions.md, Session 8: S3
+// checkpoints): objects have no rename, and a conditional put is not in every S3-compatible server.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "coordinator/checkpoint/checkpoint_store.h"
+#include "coordinator/checkpoint/object_store.h"
+
+namespace tj {
+
+class ObjectCheckpointWriter;
+
+// Not thread-safe: one coordinator drives saves and restores, one at a time.
+class ObjectCheckpointStore {
+ public:
+  // `url` names the location in logs and in Checkpoint::dir ("s3://bucket/prefix"); keys are
+  // `prefix` + "/ckpt-...". `store` must outlive this. `keep` below 1 is taken as 1.
+  ObjectCheckpointStore(ObjectStore& store, std::string url, std::string prefix, int keep);
+
+  const std::string& url() const { return url_; }
+  int keep() const { return keep_; }
+  ObjectStore& objects() const { return store_; }
+
+  // The key of `name` in the checkpoint of `step`.
+  std::string Key(int64_t step, std::string_view name) const;
+  // "<url>/ckpt-<step>": the Checkpoint::dir of `step`, and where its shards' URLs start.
+  std::string StepUrl(int64_t step) const;
+  // The key of a Checkpoint::FilePath() / ShardPath() of a checkpoint this store loaded.
+  absl::StatusOr<std::string> KeyOfPath(std::string_view path) const;
+
+  // Starts the save of `step`: leftover objects of an unfinished or corrupt save of the same step
+  // are deleted; a valid committed one is AlreadyExists.
+  absl::StatusOr<std::unique_ptr<ObjectCheckpointWriter>> BeginCheckpoint(int64_t step);
+
+  // As CheckpointStore's (Checkpoint::dir is "<url>/ckpt-<step>").
+  absl::StatusOr<std::optional<Checkpoint>> LatestValid(ShardCheck check = ShardCheck::kSizeAndCrc,
+                                                        int64_t before_step = kMaxCheckpointStep +
+                                                                              1) const;
+  absl::StatusOr<Checkpoint> Load(int64_t step, ShardCheck check = ShardCheck::kSizeAndCrc) const;
+  absl::StatusOr<std::vector<CheckpointListing>> List() const;
+
+ private:
+  friend class ObjectCheckpointWriter;
+  absl::StatusOr<Manifest> ReadManifest(int64_t step) const;
+  void RemoveStale(int64_t committed_step) const;
+  // Deletes every object of `step`, the manifest first (a deletion cut short then leaves an
+  // unfinished save, not a corrupt-looking checkpoint).
+  absl::Status RemoveCheckpoint(int64_t step, std::string_view why) const;
+  std::string StepPrefix(int64_t step) const;
+
+  ObjectStore& store_;
+  const std::string url_;
+  const std::string prefix_;  // "" or "a/b/" (with its trailing '/')
+  const int keep_;
+};
+
+// One save in progress: shard objects go to Key(name) (UploadFile, from any process), Commit()
+// puts the manifest.
+class ObjectCheckpointWriter {
+ public:
+  ObjectCheckpointWriter(const ObjectCheckpointWriter&) = delete;
+  ObjectCheckpointWriter& operator=(const ObjectCheckpointWriter&) = delete;
+  // An uncommitted save's objects are deleted, so a failed attempt leaves nothing behind.
+  ~ObjectCheckpointWriter();
+
+  int64_t step() const { return step_; }
+  absl::StatusOr<std::string> Key(std::string_view name) const;
+
+  // Checks each listed shard object exists with the digest's size, puts MANIFEST.json (the moment
+  // the checkpoint exists), then applies retention. `earlier` as CheckpointWriter::Commit.
+  absl::Status Commit(const nlohmann::json& state, const std::map<std::string, FileDigest>& shards,
+                      const std::vector<ManifestShard>& earlier = {});
+
+ private:
+  friend class ObjectCheckpointStore;
+  ObjectCheckpointWriter(const ObjectCheckpointStore& store, int64_t step)
+      : store_(store), step_(step) {}
+
+  const ObjectCheckpointStore& store_;
+  const int64_t step_;
+  bool committed_ = false;
+};
+
+}  // namespace tj

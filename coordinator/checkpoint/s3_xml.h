@@ -1,0 +1,32 @@
+// The few S3 XML responses the object store reads (an error, a new multipart upload, a page of
+// ListObjectsV2), parsed with libxml2. Element names are matched without their namespace.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "coordinator/checkpoint/object_store.h"
+
+namespace tj {
+
+struct S3ErrorBody {
+  std::string code;  // NoSuchBucket, InvalidAccessKeyId, SignatureDoesNotMatch, ...
+  std::string message;
+};
+
+struct S3ListPage {
+  std::vector<ObjectInfo> objects;
+  bool truncated = false;
+  std::string next_continuation_token;
+};
+
+// nullopt when `body` is not an <Error> document.
+std::optional<S3ErrorBody> ParseS3Error(std::string_view body);
+// InvalidArgument naming what is missing when `body` is not the document expected.
+absl::StatusOr<std::string> ParseInitiateMultipartUpload(std::string_view body);
+absl::StatusOr<S3ListPage> ParseListObjectsV2(std::string_view body);
+
+}  // namespace tj

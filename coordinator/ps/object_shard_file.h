@@ -1,0 +1,25 @@
+// SaveShardFile and RestoreShardFiles for shard paths in an s3:// checkpoint location as well as
+// local ones: an s3:// shard is written to a local scratch file as today (the same records, CRCs
+// and digest) and then streamed up as a multipart upload a part at a time; a restore streams each
+// object down with ranged GETs into a scratch file, checking its digest on the way, and restores
+// from those files. Scratch files live in TJ_S3_SCRATCH_DIR (default: the temporary directory)
+// and are removed afterwards. Local paths go straight to SaveShardFile / RestoreShardFiles.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "coordinator/ps/shard_file.h"
+
+namespace tj {
+
+absl::StatusOr<v1::SaveShardResponse> SaveShardAnywhere(const VariableStore& store,
+                                                        const std::string& path,
+                                                        const ShardFileOptions& options = {});
+
+absl::StatusOr<v1::RestoreShardResponse> RestoreShardsAnywhere(
+    VariableStore& store, const std::vector<std::string>& paths,
+    const ShardFileOptions& options = {});
+
+}  // namespace tj

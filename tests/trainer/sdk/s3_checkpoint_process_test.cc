@@ -1,0 +1,195 @@
+// PsCheckpointer with an s3:// checkpoint location against real tj-ps processes and a real
+// S3-compatible server (tests/support/s3_test_server.h): every PS streams its shard to the bucket
+// in parts and the coordinator puts the manifest last; killed PS processes come back with the
+// exact values of the last checkpoint; a PS killed mid-save leaves the previous checkpoint the one
+// restored; refused credentials stop a save and a restore with an error naming their Secret
+// instead of reading as "no checkpoint".
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/checkpoint/s3_object_store.h"
+#include "coordinator/ps/ps_client.h"
+#include "coordinator/ps/ps_error.h"
+#include "tests/coordinator/checkpoint/s3_test_env.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
+#include "tjctl/local/process.h"
+#include "trainer/sdk/ps_checkpointer.h"
+
+#ifndef TJ_PS_BINARY
+#error "TJ_PS_BINARY must name the tj-ps executable"
+#endif
+
+namespace tj::sdk {
+namespace {
+
+using ::testing::HasSubstr;
+using ::tj::testing::S3TestEnvironment;
+using ::tj::testing::TempDir;
+using ::tj::testing::WaitFor;
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+struct Ps {
+  local::ChildProcess process;
+  std::shared_ptr<PsClient> client;
+};
+
+class S3CheckpointProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TJ_REQUIRE_S3_SERVER();
+    const S3Options options = S3TestEnvironment::server()->Options();
+    url_ = absl::StrCat("s3://", testing::kS3TestBucket, "/jobs/",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    env_ = {{"TJ_S3_ENDPOINT", options.endpoint},
+            {"AWS_ACCESS_KEY_ID", options.access_key},
+            {"AWS_SECRET_ACCESS_KEY", options.secret_key},
+            {"TJ_S3_PART_BYTES", absl::StrCat(kMinS3PartBytes)},
+            {"TJ_S3_CREDENTIALS_SECRET", "digits-s3"},
+            {"TJ_S3_SCRATCH_DIR", scratch_.path()},
+            {"TJ_CHECKPOINT_DIR", url_}};
+    // The coordinator (this process) reads the same variables as the PS processes.
+    for (const auto& [name, value] : env_) ::setenv(name.c_str(), value.c_str(), 1);
+  }
+
+  // A real tj-ps holding `variables` dense variables of 1 MiB (shards of more than one part).
+  Ps StartPs(int task, int variables, int64_t bytes_per_second = 0) {
+    std::map<std::string, std::string> env = env_;
+    if (bytes_per_second > 0) {
+      env["TJ_TEST_SHARD_BYTES_PER_SECOND"] = absl::StrCat(bytes_per_second);
+    }
+    auto process = local::ChildProcess::StartAndWaitListening(
+        TJ_PS_BINARY, {"--address=127.0.0.1:0", absl::StrCat("--task=", task)}, env);
+    EXPECT_TRUE(process.ok()) << process.status();
+    if (!process.ok()) std::abort();
+    std::shared_ptr<PsClient> client = PsClient::Connect(process->address(), task, {});
+    std::vector<v1::VariableSpec> specs;
+    for (int i = 0; i < variables; ++i) {
+      v1::VariableSpec spec;
+      spec.set_name(absl::StrCat("v", i));
+      spec.add_shape(kMiB / 4);
+      spec.mutable_initializer()->set_kind(v1::Initializer::RANDOM_NORMAL);
+      spec.mutable_initializer()->set_stddev(1.0f);
+      spec.mutable_initializer()->set_seed(static_cast<uint64_t>(task * 100 + i + 1));
+      specs.push_back(std::move(spec));
+    }
+    EXPECT_TRUE(client->CreateVariables(std::move(specs)).ok());
+    return Ps{*std::move(process), std::move(client)};
+  }
+
+  static std::vector<std::shared_ptr<PsClient>> Clients(const std::vector<Ps*>& ps) {
+    std::vector<std::shared_ptr<PsClient>> clients;
+    for (Ps* p : ps) clients.push_back(p->client);
+    return clients;
+  }
+
+  TempDir scratch_;
+  std::string url_;
+  std::map<std::string, std::string> env_;
+};
+
+TEST_F(S3CheckpointProcessTest, KilledParameterServersComeBackWithTheLastCheckpointsValues) {
+  Ps ps0 = StartPs(0, 7);
+  Ps ps1 = StartPs(1, 7);
+  PsCheckpointer checkpointer(url_, 3, Clients({&ps0, &ps1}));
+  auto first = checkpointer.Save(10, {{"global_step", 10}});
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->dir, url_ + "/ckpt-000000000010");
+  EXPECT_GT(first->bytes, 2 * 7 * kMiB);
+  // Training moves on, a second checkpoint records the new values.
+  auto pulled = ps1.client->Pull({"v3"});
+  ASSERT_TRUE(pulled.ok()) << pulled.status();
+  ASSERT_TRUE(ps1.client->Push({"v3"}, {(*pulled)[0]}).ok());
+  auto at_second = ps1.client->Pull({"v3"});
+  ASSERT_TRUE(at_second.ok());
+  auto second = checkpointer.Save(20, {{"global_step", 20}});
+  ASSERT_TRUE(second.ok()) << second.status();
+
+  ps0.process.KillAndWait(SIGKILL);
+  ps1.process.KillAndWait(SIGKILL);
+  Ps fresh0 = StartPs(0, 0);
+  Ps fresh1 = StartPs(1, 0);
+  auto restored = PsCheckpointer(url_, 3, Clients({&fresh0, &fresh1})).RestoreLatest();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_TRUE(restored->has_value());
+  EXPECT_EQ((*restored)->step, 20);
+  EXPECT_EQ((*restored)->state["global_step"], 20);
+  auto values = fresh1.client->Pull({"v3"});
+  ASSERT_TRUE(values.ok()) << values.status();
+  EXPECT_EQ((*values)[0].data(), (*at_second)[0].data());
+  EXPECT_TRUE(std::filesystem::is_empty(scratch_.path())) << "scratch files left behind";
+}
+
+TEST_F(S3CheckpointProcessTest, APsKilledMidSaveLeavesThePreviousCheckpointTheOneRestored) {
+  // 8 MiB written at 4 MiB/s to the scratch file before the upload: about 2 s to kill it in.
+  Ps ps = StartPs(0, 8, 4 * kMiB);
+  auto first = PsCheckpointer(url_, 3, Clients({&ps})).Save(1, {{"step", 1}});
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto at_first = ps.client->Pull({"v0"});
+  ASSERT_TRUE(at_first.ok());
+  ASSERT_TRUE(ps.client->Push({"v0"}, {(*at_first)[0]}).ok());
+
+  PsCheckpointer checkpointer(url_, 3, Clients({&ps}));
+  std::optional<absl::StatusOr<SavedCheckpoint>> second;
+  std::thread save([&] { second = checkpointer.Save(2, {{"step", 2}}); });
+  const bool writing = WaitFor([&] { return !std::filesystem::is_empty(scratch_.path()); },
+                               absl::Seconds(30));
+  if (writing) ps.process.KillAndWait(SIGKILL);
+  save.join();
+  ASSERT_TRUE(writing);
+  ASSERT_FALSE(second->ok());
+  EXPECT_EQ(PsTaskOf(second->status()), 0) << second->status();
+
+  Ps restarted = StartPs(0, 0);
+  auto restored = PsCheckpointer(url_, 3, Clients({&restarted})).RestoreLatest();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_TRUE(restored->has_value());
+  EXPECT_EQ((*restored)->step, 1);
+  auto values = restarted.client->Pull({"v0"});
+  ASSERT_TRUE(values.ok()) << values.status();
+  EXPECT_EQ((*values)[0].data(), (*at_first)[0].data());
+}
+
+TEST_F(S3CheckpointProcessTest, RefusedCredentialsStopSaveAndRestoreNamingTheirSecret) {
+  Ps ps = StartPs(0, 1);
+  ASSERT_TRUE(PsCheckpointer(url_, 3, Clients({&ps})).Save(5, {{"step", 5}}).ok());
+  ::setenv("AWS_SECRET_ACCESS_KEY", "refused", 1);
+  PsCheckpointer refused(url_, 3, Clients({&ps}));
+  auto saved = refused.Save(6, {{"step", 6}});
+  EXPECT_TRUE(absl::IsPermissionDenied(saved.status())) << saved.status();
+  EXPECT_THAT(saved.status().message(), HasSubstr("Secret digits-s3"));
+  auto restored = refused.RestoreLatest();
+  EXPECT_TRUE(absl::IsPermissionDenied(restored.status()))
+      << "refused credentials must not read as \"no checkpoint, start over\": "
+      << restored.status();
+}
+
+TEST_F(S3CheckpointProcessTest, AMissingBucketIsNamedBeforeAnyShardIsWritten) {
+  Ps ps = StartPs(0, 1);
+  auto saved = PsCheckpointer("s3://tj-no-such-bucket/jobs/x", 3, Clients({&ps})).Save(1, {});
+  EXPECT_TRUE(absl::IsFailedPrecondition(saved.status())) << saved.status();
+  EXPECT_THAT(saved.status().message(), HasSubstr("bucket tj-no-such-bucket does not exist"));
+}
+
+TEST_F(S3CheckpointProcessTest, AMissingEndpointIsNamed) {
+  ::unsetenv("TJ_S3_ENDPOINT");
+  Ps ps = StartPs(0, 1);
+  auto saved = PsCheckpointer(url_, 3, Clients({&ps})).Save(1, {});
+  EXPECT_TRUE(absl::IsInvalidArgument(saved.status())) << saved.status();
+  EXPECT_THAT(saved.status().message(), HasSubstr("TJ_S3_ENDPOINT"));
+}
+
+}  // namespace
+}  // namespace tj::sdk
