@@ -7,7 +7,7 @@
 #
 # Idempotent: when the binary exists for this hash nothing is built. Prints the binary's path (and
 # only that) on stdout; progress goes to stderr. Exit 3 without Go (the tests then skip, saying so).
-# Cold build on 2 shared cores: see docs/checkpoints.md ("S3-compatible storage").
+# Cold build on 2 shared cores: see docs/training.md ("S3-compatible storage").
 #
 # Environment: TJ_S3_CACHE, TJ_S3_NICE (default 19), GOCACHE, GOMODCACHE, GOPROXY.
 set -euo pipefail
