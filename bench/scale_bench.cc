@@ -132,6 +132,10 @@ struct StepLine {
 struct SavedLine {
   int64_t bytes = 0;
   double seconds = 0;
+  // The embedding tables' part (the coordinator's line since session 8; -1 before): their bytes on
+  // every PS and the slowest PS's time from its first table record to its fsync.
+  int64_t table_bytes = -1;
+  double table_seconds = -1;
 };
 
 std::vector<StepLine> StepLines(const std::string& log) {
@@ -149,12 +153,29 @@ double DurationSeconds(const std::string& text) {
 }
 
 std::map<int64_t, SavedLine> SavedLines(const std::string& log) {
-  static const std::regex re(R"(saved: step (\d+), (\d+) bytes in ([0-9a-z.]+))");
+  static const std::regex re(
+      R"(saved: step (\d+), (\d+) bytes in ([0-9a-z.]+)(?: \(\d+ PS wrote deltas; embedding tables (\d+) bytes in ([0-9a-z.]+))?)");
   std::map<int64_t, SavedLine> saved;
   for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it) {
-    saved[std::stoll((*it)[1])] = {std::stoll((*it)[2]), DurationSeconds((*it)[3])};
+    SavedLine& line = saved[std::stoll((*it)[1])];
+    line = {std::stoll((*it)[2]), DurationSeconds((*it)[3])};
+    if ((*it)[4].matched) {
+      line.table_bytes = std::stoll((*it)[4]);
+      line.table_seconds = DurationSeconds((*it)[5]);
+    }
   }
   return saved;
+}
+
+// Every file a restore of checkpoint `step` reads, by its manifest (its own shards and the earlier
+// files of its chain): their bytes in all, or -1 when the manifest does not read.
+int64_t RestoreChainBytes(const std::string& checkpoint_root, int64_t step) {
+  std::ifstream in(absl::StrFormat("%s/ckpt-%012d/MANIFEST.json", checkpoint_root, step));
+  const json manifest = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!manifest.is_object() || !manifest.contains("shards")) return -1;
+  int64_t bytes = 0;
+  for (const json& shard : manifest["shards"]) bytes += shard.value("bytes", int64_t{0});
+  return bytes;
 }
 
 // The duration of the last "restored ... in <d>" line of a PS log, or -1.
@@ -374,11 +395,16 @@ int Run(Config c) {
   std::printf("  dd conv=fsync (baseline)   %10lld MiB in %.3f s = %.1f MiB/s (median of 2)\n",
               static_cast<long long>(dd_mib), Median(dd_write), dd_write_mib_s);
   const double restore_wall = *std::max_element(restore_s.begin(), restore_s.end());
-  const SavedLine restored_ckpt = saved[2 * k];
+  // A delta's restore reads the full save and every delta before it too.
+  SavedLine restored_ckpt = saved[2 * k];
+  if (const int64_t chain = RestoreChainBytes(job.dir() + "/checkpoints", 2 * k); chain > 0) {
+    restored_ckpt.bytes = chain;
+  }
   std::printf("\nRestore (checkpoint %lld into all %d PS after %s was SIGKILLed; files evicted from "
               "the page cache first)\n",
               static_cast<long long>(2 * k), c.num_ps, killed_ps.c_str());
-  std::printf("  restore (slowest PS)       %10.1f MiB in %.3f s = %.1f MiB/s\n",
+  std::printf("  restore (every file of the chain; slowest PS's time)\n"
+              "                             %10.1f MiB in %.3f s = %.1f MiB/s\n",
               restored_ckpt.bytes / kMiB, restore_wall, restored_ckpt.bytes / kMiB / restore_wall);
   std::printf("  dd read, cold (baseline)   %10lld MiB in %.3f s = %.1f MiB/s (median of 2)\n",
               static_cast<long long>(dd_mib), Median(dd_read), dd_read_mib_s);
@@ -398,6 +424,23 @@ int Run(Config c) {
   std::printf("  next (step %lld)            %10.1f MiB in %.3f s%s\n",
               static_cast<long long>(2 * k), delta.bytes / kMiB, delta.seconds,
               incremental ? "" : "  -> incremental checkpoints: not available (written full)");
+  std::printf("  whole checkpoint, next/full: %.1f%% of the bytes, %.1f%% of the time\n",
+              100.0 * static_cast<double>(delta.bytes) / static_cast<double>(full.bytes),
+              100 * delta.seconds / full.seconds);
+  // The embedding tables alone (item 5's subject): their records in both checkpoints, timed on
+  // each PS from its first table record to its fsync (the slowest PS).
+  const bool tables_timed = full.table_seconds > 0 && delta.table_seconds >= 0;
+  if (tables_timed) {
+    std::printf("  embedding tables, full      %10.1f MiB in %.3f s (slowest PS: first table record "
+                "to fsync)\n",
+                full.table_bytes / kMiB, full.table_seconds);
+    std::printf("  embedding tables, next      %10.1f MiB in %.3f s\n", delta.table_bytes / kMiB,
+                delta.table_seconds);
+    std::printf("  embedding tables, next/full: %.1f%% of the bytes, %.1f%% of the time\n",
+                100.0 * static_cast<double>(delta.table_bytes) /
+                    static_cast<double>(full.table_bytes),
+                100 * delta.table_seconds / full.table_seconds);
+  }
   std::printf("\nPeak RSS (VmHWM) per process vs its share of the model\n");
   const std::vector<int64_t> per_task = DenseBytesPerTask(first_log);
   json rss_json = json::object();
@@ -444,6 +487,10 @@ int Run(Config c) {
   std::printf("  incremental vs full checkpoint time:   %s\n",
               incremental ? Ratio(delta.seconds / full.seconds, 0.1, true).c_str()
                           : "not available (the runtime wrote a full checkpoint)");
+  std::printf("    embedding tables alone:              %s\n",
+              incremental && tables_timed
+                  ? Ratio(delta.table_seconds / full.table_seconds, 0.1, true).c_str()
+                  : "not measured");
   std::printf("  PS killed mid-run, exact step count:   %s\n", exact ? "MET" : "MISSED");
   std::fflush(stdout);
 
@@ -463,12 +510,15 @@ int Run(Config c) {
          {{"full_bytes", full.bytes}, {"full_s", full.seconds}, {"dd_write_s", dd_write},
           {"dd_mib", dd_mib}, {"ratio", write_ratio}}},
         {"restore",
-         {{"bytes", restored_ckpt.bytes}, {"ps_s", restore_s}, {"dd_read_s", dd_read},
+         {{"bytes", restored_ckpt.bytes}, {"checkpoint_own_bytes", delta.bytes}, {"ps_s", restore_s}, {"dd_read_s", dd_read},
           {"ps_cpu_s", restore_cpu},
           {"ratio", restore_ratio}}},
         {"incremental",
          {{"available", incremental}, {"bytes", delta.bytes}, {"s", delta.seconds},
-          {"ratio", delta.seconds / full.seconds}}},
+          {"ratio", delta.seconds / full.seconds}, {"full_table_bytes", full.table_bytes},
+          {"full_table_s", full.table_seconds}, {"table_bytes", delta.table_bytes},
+          {"table_s", delta.table_seconds},
+          {"table_ratio", tables_timed ? delta.table_seconds / full.table_seconds : -1}}},
         {"rss", rss_json},
         {"ps_kill", {{"first_exit", *first_exit}, {"final_step", final_step}, {"exact", exact}}},
     };

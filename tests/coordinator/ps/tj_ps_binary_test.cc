@@ -23,7 +23,9 @@
 #include "coordinator/base/values.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/ps/ps_server.h"
+#include "coordinator/ps/shard_file.h"
 #include "tests/coordinator/ps/ps_test_values.h"
+#include "tests/support/temp_dir.h"
 
 #ifndef TJ_PS_BINARY
 #error "TJ_PS_BINARY must name the tj-ps executable"
@@ -203,6 +205,43 @@ TEST(TjPsBinaryTest, LookupsBeyondTheMemoryBudgetAreRefusedAndThePsLivesOn) {
   // Rows it holds are still served.
   auto again = client->Lookup(testing::LookupRequest({{"emb", {0, 1, created - 1}}}));
   EXPECT_TRUE(again.ok()) << again.status();
+}
+
+// A restore is held to the same budget: a shard whose variables would not fit is refused with
+// RESOURCE_EXHAUSTED naming the file and the budget before the variable is allocated (the PS's
+// memory stays far below the shard's size), and the PS keeps serving what it held.
+TEST(TjPsBinaryTest, ARestoreBeyondTheMemoryBudgetIsRefusedNamingTheFileAndThePsLivesOn) {
+  ::tj::testing::TempDir dir;
+  const std::string shard = dir.Join("ps-0-of-1.state");
+  {
+    // 80 MB of floats: more than the tens of MiB the budget below leaves.
+    VariableStore store;
+    ASSERT_TRUE(store
+                    .Create(testing::CreateRequest({testing::InitializedVariable(
+                        "big", {20'000'000}, testing::ConstantInit(0.5f),
+                        testing::SgdOptimizer(0.1f))}))
+                    .ok());
+    ASSERT_TRUE(SaveShardFile(store, shard).ok());
+  }
+  // 200 MiB less the process and the 128 MiB of headroom.
+  setenv("TJ_PS_MEMORY_LIMIT_BYTES", "209715200", 1);
+  auto child = ChildProcess::Spawn({TJ_PS_BINARY, "--task", "0", "--address", "127.0.0.1:0"});
+  unsetenv("TJ_PS_MEMORY_LIMIT_BYTES");
+  ASSERT_TRUE(child.has_value()) << "cannot start " << TJ_PS_BINARY;
+  const std::optional<std::string> line = child->ReadLine(kStartupTimeoutMs);
+  ASSERT_TRUE(line.has_value()) << "tj-ps printed no LISTENING line";
+  auto client = PsClient::Connect(line->substr(std::string("LISTENING ").size()), 0);
+  ASSERT_TRUE(client->CreateVariables({FloatVariable("small", {1, 2}, {2})}).ok());
+
+  auto refused = client->RestoreShard(shard);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted) << refused.status();
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::AllOf(::testing::HasSubstr(shard), ::testing::HasSubstr("variable 'big'"),
+                               ::testing::HasSubstr("memory budget"),
+                               ::testing::HasSubstr("TJ_PS_MEMORY_LIMIT_BYTES")));
+  auto pulled = client->Pull({"small"});
+  ASSERT_TRUE(pulled.ok()) << pulled.status();
+  EXPECT_THAT(Floats((*pulled)[0]), ElementsAre(1, 2));
 }
 
 }  // namespace

@@ -89,6 +89,16 @@ std::vector<int64_t> StepsOnDisk(const std::string& root) {
   return steps;
 }
 
+// Same size, another CRC.
+void FlipAByteInTheMiddle(const std::string& path) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  const auto at = static_cast<std::streamoff>(std::filesystem::file_size(path) / 2);
+  file.seekg(at);
+  const char byte = static_cast<char>(file.get());
+  file.seekp(at);
+  file.put(static_cast<char>(byte ^ 0x10));
+}
+
 TEST(IncrementalCheckpointTest, DeltasBetweenFullCheckpointsRestoreBitForBit) {
   Cluster cluster = Cluster::Start();
   cluster.Create();
@@ -196,14 +206,7 @@ TEST(IncrementalCheckpointTest, ADeltaThePsFindsCorruptFallsBackToACheckpointWit
   }
   // One byte near the end of step 2's delta of ps-0 (the rows' floats): same size, another CRC.
   const std::string corrupt = StepDir(dir.path(), 2) + "/" + PsCheckpointer::ShardName(0, kNumPs);
-  {
-    std::fstream file(corrupt, std::ios::in | std::ios::out | std::ios::binary);
-    const auto at = static_cast<std::streamoff>(std::filesystem::file_size(corrupt) / 2);
-    file.seekg(at);
-    const char byte = static_cast<char>(file.get());
-    file.seekp(at);
-    file.put(static_cast<char>(byte ^ 0x10));
-  }
+  FlipAByteInTheMiddle(corrupt);
   ASSERT_TRUE(CheckpointStore(dir.path(), 10).Load(3, ShardCheck::kSizeOnly).ok());
 
   Cluster fresh = Cluster::Start();
@@ -211,6 +214,32 @@ TEST(IncrementalCheckpointTest, ADeltaThePsFindsCorruptFallsBackToACheckpointWit
   ASSERT_TRUE(restored.ok()) << restored.status();
   ASSERT_TRUE(restored->has_value());
   EXPECT_EQ((*restored)->step, 1);
+  EXPECT_TRUE(fresh.States() == states[0]);
+}
+
+// Along a long chain, a corrupt delta early in it fails the newest checkpoint's restore once; every
+// checkpoint whose chain lists that delta is then passed over without being restored, and the
+// newest one without it (here the full save) is restored: one retry, not one per checkpoint.
+TEST(IncrementalCheckpointTest, ACorruptDeltaIsSkippedWithEveryCheckpointBuiltOnItInOneRetry) {
+  Cluster cluster = Cluster::Start();
+  cluster.Create();
+  TempDir dir;
+  PsCheckpointer checkpointer(dir.path(), 10, cluster.clients, /*full_every=*/10);
+  std::vector<std::vector<testing::StoreStateView>> states;
+  for (int64_t step = 1; step <= 6; ++step) {
+    cluster.Train(step * 100, 10, static_cast<float>(step));
+    ASSERT_TRUE(checkpointer.Save(step, {{"step", step}}).ok());
+    states.push_back(cluster.States());
+  }
+  const std::string corrupt = StepDir(dir.path(), 2) + "/" + PsCheckpointer::ShardName(1, kNumPs);
+  FlipAByteInTheMiddle(corrupt);
+
+  Cluster fresh = Cluster::Start();
+  auto restored = PsCheckpointer(dir.path(), 10, fresh.clients, 10).RestoreLatest();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_TRUE(restored->has_value());
+  EXPECT_EQ((*restored)->step, 1);
+  EXPECT_THAT((*restored)->skipped, ElementsAre(StepDir(dir.path(), 6)));
   EXPECT_TRUE(fresh.States() == states[0]);
 }
 
