@@ -314,8 +314,10 @@ int Run(Config c) {
   // The PS's CPU while the coordinator restores (they do nothing else until it logs that it has):
   // what the restore costs them, whatever share of the 2 CPUs they got.
   std::vector<double> restore_cpu;
+  std::vector<std::map<pid_t, ThreadSchedTimes>> threads_before;
   for (int i = 0; i < c.num_ps; ++i) {
     restore_cpu.push_back(-ProcessCpuSeconds(job.pid(TrainJob::PsName(i))));
+    threads_before.push_back(ThreadSchedStats(job.pid(TrainJob::PsName(i))));
   }
   if (absl::Status s = job.StartChief(chief_args); !s.ok()) return fail(s.ToString());
   track_all();
@@ -328,8 +330,11 @@ int Run(Config c) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   double restore_cpu_total = 0;
+  std::vector<ThreadSchedTimes> restore_thread;  // per PS, its busiest thread: the restoring one
   for (int i = 0; i < c.num_ps; ++i) {
     restore_cpu[static_cast<size_t>(i)] += ProcessCpuSeconds(job.pid(TrainJob::PsName(i)));
+    restore_thread.push_back(BusiestThreadBetween(
+        threads_before[static_cast<size_t>(i)], ThreadSchedStats(job.pid(TrainJob::PsName(i)))));
     restore_cpu_total += restore_cpu[static_cast<size_t>(i)];
   }
   if (!final_exit.has_value()) final_exit = job.WaitForExit("chief", timeout);
@@ -415,6 +420,15 @@ int Run(Config c) {
               restore_cpu_total, restored_ckpt.bytes / kMiB / restore_cpu_total, cpu_bound_s,
               100 * (restored_ckpt.bytes / kMiB / std::max(cpu_bound_s, Median(dd_read))) /
                   dd_read_mib_s);
+  // Where the slowest PS's restore went: on a CPU, waiting for one (the load), the rest waiting
+  // for the disk (or idle between the coordinator's restart and its call).
+  const size_t slowest = static_cast<size_t>(
+      std::max_element(restore_s.begin(), restore_s.end()) - restore_s.begin());
+  const ThreadSchedTimes& busiest = restore_thread[slowest];
+  std::printf("  slowest PS (%s), its restoring thread: %.3f s on a CPU, %.3f s runnable waiting "
+              "for one (the load); of a %.3f s restore\n",
+              TrainJob::PsName(static_cast<int>(slowest)).c_str(), busiest.on_cpu_s,
+              busiest.waiting_s, restore_wall);
   const bool incremental = delta.bytes * 2 < full.bytes;
   std::printf("\nIncremental checkpoint (%lld sparse-only steps changed %.2f%% of the rows)\n",
               static_cast<long long>(k),
@@ -511,7 +525,8 @@ int Run(Config c) {
           {"dd_mib", dd_mib}, {"ratio", write_ratio}}},
         {"restore",
          {{"bytes", restored_ckpt.bytes}, {"checkpoint_own_bytes", delta.bytes}, {"ps_s", restore_s}, {"dd_read_s", dd_read},
-          {"ps_cpu_s", restore_cpu},
+          {"ps_cpu_s", restore_cpu}, {"slowest_thread_cpu_s", busiest.on_cpu_s},
+          {"slowest_thread_waiting_s", busiest.waiting_s},
           {"ratio", restore_ratio}}},
         {"incremental",
          {{"available", incremental}, {"bytes", delta.bytes}, {"s", delta.seconds},
