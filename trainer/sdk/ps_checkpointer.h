@@ -5,7 +5,8 @@
 // PS task, skipping a corrupt or truncated one for the one before.
 //
 // Incremental checkpoints (`full_every` > 1): after a full save, each PS writes only the embedding
-// rows changed since the previous checkpoint (dense variables whole), and every `full_every`-th
+// rows changed since the previous checkpoint (dense variables whole unless not pushed since, when
+// they are only named and restored from the earlier file), and every `full_every`-th
 // checkpoint is full again. A checkpoint's manifest lists the full save and the deltas it builds
 // on (in earlier checkpoints' directories), so verifying it verifies its whole chain, retention
 // keeps what it needs, and a restore reads the full save, then each delta.
