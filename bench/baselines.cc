@@ -86,6 +86,10 @@ absl::StatusOr<double> DdWrite(const std::string& path, int64_t mib) {
                "write");
 }
 
+absl::StatusOr<double> DdCopy(const std::string& from, const std::string& to) {
+  return RunDd({"dd", "if=" + from, "of=" + to, "bs=1M", "conv=fsync"}, "write");
+}
+
 absl::StatusOr<double> DdRead(const std::string& path) {
   return RunDd({"dd", "if=" + path, "of=/dev/null", "bs=1M"}, "read");
 }

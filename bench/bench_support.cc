@@ -154,6 +154,36 @@ double ProcessCpuSeconds(pid_t pid) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+std::map<pid_t, ThreadSchedTimes> ThreadSchedStats(pid_t pid) {
+  std::map<pid_t, ThreadSchedTimes> threads;
+  std::error_code error;
+  for (const auto& task :
+       std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/task"), error)) {
+    std::istringstream fields(FirstLine(task.path().string() + "/schedstat"));
+    double on_cpu = 0, waiting = 0;
+    pid_t tid = 0;
+    if (!absl::SimpleAtoi(task.path().filename().string(), &tid) || !(fields >> on_cpu >> waiting)) {
+      continue;
+    }
+    threads[tid] = {on_cpu * 1e-9, waiting * 1e-9};
+  }
+  return threads;
+}
+
+ThreadSchedTimes BusiestThreadBetween(const std::map<pid_t, ThreadSchedTimes>& before,
+                                      const std::map<pid_t, ThreadSchedTimes>& after) {
+  ThreadSchedTimes busiest;
+  for (const auto& [tid, now] : after) {
+    ThreadSchedTimes delta = now;
+    if (auto it = before.find(tid); it != before.end()) {
+      delta.on_cpu_s -= it->second.on_cpu_s;
+      delta.waiting_s -= it->second.waiting_s;
+    }
+    if (delta.on_cpu_s > busiest.on_cpu_s) busiest = delta;
+  }
+  return busiest;
+}
+
 double SelfCpuSeconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);

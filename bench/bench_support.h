@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,17 @@ class WorkerProcess {
 
 // User + system CPU time process `pid` has used so far (10 ms resolution); 0 if it is gone.
 double ProcessCpuSeconds(pid_t pid);
+// Per thread of `pid` (by thread id): seconds on a CPU and seconds runnable but waiting for one
+// (the first two fields of /proc/PID/task/TID/schedstat): what a loaded machine adds to a thread's
+// wall clock.
+struct ThreadSchedTimes {
+  double on_cpu_s = 0;
+  double waiting_s = 0;
+};
+std::map<pid_t, ThreadSchedTimes> ThreadSchedStats(pid_t pid);
+// The thread that ran the most between two ThreadSchedStats snapshots: its CPU and wait seconds.
+ThreadSchedTimes BusiestThreadBetween(const std::map<pid_t, ThreadSchedTimes>& before,
+                                      const std::map<pid_t, ThreadSchedTimes>& after);
 
 // User + system CPU time of this process (every thread).
 double SelfCpuSeconds();

@@ -2,7 +2,7 @@
 // roles and training loop) with a dense variable and an embedding table of dim 16 on 4 PS and 2
 // workers, every figure against a baseline measured in the same run:
 //   - step time against the bytes a step moves, vs iperf3 loopback (one stream);
-//   - the first (full) checkpoint vs `dd conv=fsync` of the same bytes; the restore after a PS is
+//   - the first (full) checkpoint vs `dd conv=fsync` copying its bytes; the restore after a PS is
 //     SIGKILLed vs `dd` read of the same bytes, both with their files evicted from the page cache;
 //   - the checkpoint after steps that changed 1 % of the rows (and not the dense variable) vs the
 //     full one, with TJ_CHECKPOINT_FULL_EVERY set: "not available" when the runtime wrote it full;
@@ -132,6 +132,10 @@ struct StepLine {
 struct SavedLine {
   int64_t bytes = 0;
   double seconds = 0;
+  // The embedding tables' part (the coordinator's line since session 8; -1 before): their bytes on
+  // every PS and the slowest PS's time from its first table record to its fsync.
+  int64_t table_bytes = -1;
+  double table_seconds = -1;
 };
 
 std::vector<StepLine> StepLines(const std::string& log) {
@@ -149,12 +153,29 @@ double DurationSeconds(const std::string& text) {
 }
 
 std::map<int64_t, SavedLine> SavedLines(const std::string& log) {
-  static const std::regex re(R"(saved: step (\d+), (\d+) bytes in ([0-9a-z.]+))");
+  static const std::regex re(
+      R"(saved: step (\d+), (\d+) bytes in ([0-9a-z.]+)(?: \(\d+ PS wrote deltas; embedding tables (\d+) bytes in ([0-9a-z.]+))?)");
   std::map<int64_t, SavedLine> saved;
   for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it) {
-    saved[std::stoll((*it)[1])] = {std::stoll((*it)[2]), DurationSeconds((*it)[3])};
+    SavedLine& line = saved[std::stoll((*it)[1])];
+    line = {std::stoll((*it)[2]), DurationSeconds((*it)[3])};
+    if ((*it)[4].matched) {
+      line.table_bytes = std::stoll((*it)[4]);
+      line.table_seconds = DurationSeconds((*it)[5]);
+    }
   }
   return saved;
+}
+
+// Every file a restore of checkpoint `step` reads, by its manifest (its own shards and the earlier
+// files of its chain): their bytes in all, or -1 when the manifest does not read.
+int64_t RestoreChainBytes(const std::string& checkpoint_root, int64_t step) {
+  std::ifstream in(absl::StrFormat("%s/ckpt-%012d/MANIFEST.json", checkpoint_root, step));
+  const json manifest = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!manifest.is_object() || !manifest.contains("shards")) return -1;
+  int64_t bytes = 0;
+  for (const json& shard : manifest["shards"]) bytes += shard.value("bytes", int64_t{0});
+  return bytes;
 }
 
 // The duration of the last "restored ... in <d>" line of a PS log, or -1.
@@ -177,6 +198,29 @@ std::vector<int64_t> DenseBytesPerTask(const std::string& log) {
     if (absl::SimpleAtoi(part, &v)) bytes.push_back(v);
   }
   return bytes;
+}
+
+// Checkpoint `step`'s own shard files one after another in `out`, synced (so its writeback does
+// not overlap the baseline) and left in the page cache: the bytes the dd write baseline copies.
+// Zeros would not do: this VM's disk writes them 2-3x faster than other bytes.
+bool CopyShardsInto(const std::string& checkpoint_root, int64_t step, const std::string& out) {
+  const std::string dir = absl::StrFormat("%s/ckpt-%012d", checkpoint_root, step);
+  std::ofstream sink(out, std::ios::binary | std::ios::trunc);
+  std::error_code ec;
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".state") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    sink << in.rdbuf();
+    ++files;
+  }
+  sink.close();
+  if (files == 0 || !sink) return false;
+  const int fd = ::open(out.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  return synced;
 }
 
 // Waits until `needle` appears in the log of `name`, or `name` exits, or the timeout.
@@ -295,8 +339,10 @@ int Run(Config c) {
   // The PS's CPU while the coordinator restores (they do nothing else until it logs that it has):
   // what the restore costs them, whatever share of the 2 CPUs they got.
   std::vector<double> restore_cpu;
+  std::vector<std::map<pid_t, ThreadSchedTimes>> threads_before;
   for (int i = 0; i < c.num_ps; ++i) {
     restore_cpu.push_back(-ProcessCpuSeconds(job.pid(TrainJob::PsName(i))));
+    threads_before.push_back(ThreadSchedStats(job.pid(TrainJob::PsName(i))));
   }
   if (absl::Status s = job.StartChief(chief_args); !s.ok()) return fail(s.ToString());
   track_all();
@@ -309,8 +355,11 @@ int Run(Config c) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   double restore_cpu_total = 0;
+  std::vector<ThreadSchedTimes> restore_thread;  // per PS, its busiest thread: the restoring one
   for (int i = 0; i < c.num_ps; ++i) {
     restore_cpu[static_cast<size_t>(i)] += ProcessCpuSeconds(job.pid(TrainJob::PsName(i)));
+    restore_thread.push_back(BusiestThreadBetween(
+        threads_before[static_cast<size_t>(i)], ThreadSchedStats(job.pid(TrainJob::PsName(i)))));
     restore_cpu_total += restore_cpu[static_cast<size_t>(i)];
   }
   if (!final_exit.has_value()) final_exit = job.WaitForExit("chief", timeout);
@@ -332,10 +381,14 @@ int Run(Config c) {
   const SavedLine delta = saved[2 * k];
   const int64_t dd_mib = (full.bytes + (int64_t{1} << 20) - 1) >> 20;
   const std::string dd_path = job.dir() + "/dd.bin";
+  const std::string dd_source = job.dir() + "/dd-source.bin";
+  if (!CopyShardsInto(job.dir() + "/checkpoints", k, dd_source)) {
+    return fail(absl::StrCat("cannot copy checkpoint ", k, "'s shards into ", dd_source));
+  }
   std::vector<double> dd_write, dd_read;
   for (int rep = 0; rep < 2; ++rep) {
     std::filesystem::remove(dd_path, ec);
-    auto w = DdWrite(dd_path, dd_mib);
+    auto w = DdCopy(dd_source, dd_path);
     if (!w.ok()) return fail(w.status().ToString());
     dd_write.push_back(*w);
     DropFromPageCache(dd_path);
@@ -344,6 +397,7 @@ int Run(Config c) {
     dd_read.push_back(*r);
   }
   std::filesystem::remove(dd_path, ec);
+  std::filesystem::remove(dd_source, ec);
   const double dd_write_mib_s = dd_mib / Median(dd_write);
   const double dd_read_mib_s = dd_mib / Median(dd_read);
 
@@ -373,14 +427,19 @@ int Run(Config c) {
   std::printf("\nCheckpoint write (the first, full: %d shards written at once)\n", c.num_ps);
   std::printf("  checkpoint                 %10.1f MiB in %.3f s = %.1f MiB/s\n", full.bytes / kMiB,
               full.seconds, full.bytes / kMiB / full.seconds);
-  std::printf("  dd conv=fsync (baseline)   %10lld MiB in %.3f s = %.1f MiB/s (median of 2)\n",
+  std::printf("  dd conv=fsync of its bytes %10lld MiB in %.3f s = %.1f MiB/s (median of 2; baseline)\n",
               static_cast<long long>(dd_mib), Median(dd_write), dd_write_mib_s);
   const double restore_wall = *std::max_element(restore_s.begin(), restore_s.end());
-  const SavedLine restored_ckpt = saved[2 * k];
+  // A delta's restore reads the full save and every delta before it too.
+  SavedLine restored_ckpt = saved[2 * k];
+  if (const int64_t chain = RestoreChainBytes(job.dir() + "/checkpoints", 2 * k); chain > 0) {
+    restored_ckpt.bytes = chain;
+  }
   std::printf("\nRestore (checkpoint %lld into all %d PS after %s was SIGKILLed; files evicted from "
               "the page cache first)\n",
               static_cast<long long>(2 * k), c.num_ps, killed_ps.c_str());
-  std::printf("  restore (slowest PS)       %10.1f MiB in %.3f s = %.1f MiB/s\n",
+  std::printf("  restore (every file of the chain; slowest PS's time)\n"
+              "                             %10.1f MiB in %.3f s = %.1f MiB/s\n",
               restored_ckpt.bytes / kMiB, restore_wall, restored_ckpt.bytes / kMiB / restore_wall);
   std::printf("  dd read, cold (baseline)   %10lld MiB in %.3f s = %.1f MiB/s (median of 2)\n",
               static_cast<long long>(dd_mib), Median(dd_read), dd_read_mib_s);
@@ -391,6 +450,15 @@ int Run(Config c) {
               restore_cpu_total, restored_ckpt.bytes / kMiB / restore_cpu_total, cpu_bound_s,
               100 * (restored_ckpt.bytes / kMiB / std::max(cpu_bound_s, Median(dd_read))) /
                   dd_read_mib_s);
+  // Where the slowest PS's restore went: on a CPU, waiting for one (the load), the rest waiting
+  // for the disk (or idle between the coordinator's restart and its call).
+  const size_t slowest = static_cast<size_t>(
+      std::max_element(restore_s.begin(), restore_s.end()) - restore_s.begin());
+  const ThreadSchedTimes& busiest = restore_thread[slowest];
+  std::printf("  slowest PS (%s), its restoring thread: %.3f s on a CPU, %.3f s runnable waiting "
+              "for one (the load); of a %.3f s restore\n",
+              TrainJob::PsName(static_cast<int>(slowest)).c_str(), busiest.on_cpu_s,
+              busiest.waiting_s, restore_wall);
   const bool incremental = delta.bytes * 2 < full.bytes;
   std::printf("\nIncremental checkpoint (%lld sparse-only steps changed %.2f%% of the rows)\n",
               static_cast<long long>(k),
@@ -400,6 +468,23 @@ int Run(Config c) {
   std::printf("  next (step %lld)            %10.1f MiB in %.3f s%s\n",
               static_cast<long long>(2 * k), delta.bytes / kMiB, delta.seconds,
               incremental ? "" : "  -> incremental checkpoints: not available (written full)");
+  std::printf("  whole checkpoint, next/full: %.1f%% of the bytes, %.1f%% of the time\n",
+              100.0 * static_cast<double>(delta.bytes) / static_cast<double>(full.bytes),
+              100 * delta.seconds / full.seconds);
+  // The embedding tables alone (item 5's subject): their records in both checkpoints, timed on
+  // each PS from its first table record to its fsync (the slowest PS).
+  const bool tables_timed = full.table_seconds > 0 && delta.table_seconds >= 0;
+  if (tables_timed) {
+    std::printf("  embedding tables, full      %10.1f MiB in %.3f s (slowest PS: first table record "
+                "to fsync)\n",
+                full.table_bytes / kMiB, full.table_seconds);
+    std::printf("  embedding tables, next      %10.1f MiB in %.3f s\n", delta.table_bytes / kMiB,
+                delta.table_seconds);
+    std::printf("  embedding tables, next/full: %.1f%% of the bytes, %.1f%% of the time\n",
+                100.0 * static_cast<double>(delta.table_bytes) /
+                    static_cast<double>(full.table_bytes),
+                100 * delta.table_seconds / full.table_seconds);
+  }
   std::printf("\nPeak RSS (VmHWM) per process vs its share of the model: while training (steps "
               "and checkpoints until the kill), then over the whole run (with the restore)\n");
   const std::vector<int64_t> per_task = DenseBytesPerTask(first_log);
@@ -452,6 +537,10 @@ int Run(Config c) {
   std::printf("  incremental vs full checkpoint time:   %s\n",
               incremental ? Ratio(delta.seconds / full.seconds, 0.1, true).c_str()
                           : "not available (the runtime wrote a full checkpoint)");
+  std::printf("    embedding tables alone:              %s\n",
+              incremental && tables_timed
+                  ? Ratio(delta.table_seconds / full.table_seconds, 0.1, true).c_str()
+                  : "not measured");
   std::printf("  PS killed mid-run, exact step count:   %s\n", exact ? "MET" : "MISSED");
   std::fflush(stdout);
 
@@ -471,12 +560,16 @@ int Run(Config c) {
          {{"full_bytes", full.bytes}, {"full_s", full.seconds}, {"dd_write_s", dd_write},
           {"dd_mib", dd_mib}, {"ratio", write_ratio}}},
         {"restore",
-         {{"bytes", restored_ckpt.bytes}, {"ps_s", restore_s}, {"dd_read_s", dd_read},
-          {"ps_cpu_s", restore_cpu},
+         {{"bytes", restored_ckpt.bytes}, {"checkpoint_own_bytes", delta.bytes}, {"ps_s", restore_s}, {"dd_read_s", dd_read},
+          {"ps_cpu_s", restore_cpu}, {"slowest_thread_cpu_s", busiest.on_cpu_s},
+          {"slowest_thread_waiting_s", busiest.waiting_s},
           {"ratio", restore_ratio}}},
         {"incremental",
          {{"available", incremental}, {"bytes", delta.bytes}, {"s", delta.seconds},
-          {"ratio", delta.seconds / full.seconds}}},
+          {"ratio", delta.seconds / full.seconds}, {"full_table_bytes", full.table_bytes},
+          {"full_table_s", full.table_seconds}, {"table_bytes", delta.table_bytes},
+          {"table_s", delta.table_seconds},
+          {"table_ratio", tables_timed ? delta.table_seconds / full.table_seconds : -1}}},
         {"rss", rss_json},
         {"ps_kill", {{"first_exit", *first_exit}, {"final_step", final_step}, {"exact", exact}}},
     };

@@ -146,13 +146,45 @@ v1::VariableSpec DenseVariable::SpecWithoutValue() const {
   return spec;
 }
 
-absl::Status DenseVariable::Export(StateWriter& writer) const {
+absl::Status DenseVariable::Export(StateWriter& writer, RowsToExport which,
+                                   bool mark_exported) const {
   v1::StateRecord record;
   std::shared_lock lock(mu_);
   v1::StateRecord::Variable* variable = record.mutable_variable();
   *variable->mutable_spec() = SpecWithoutValue();
   variable->set_step(step_);
+  const int64_t since = which == RowsToExport::kChangedSinceLast       ? saved_step_.load()
+                        : which == RowsToExport::kChangedSincePrevious ? saved_step_before_.load()
+                                                                       : -1;
+  const bool unchanged = since >= 0 && step_ == since;
+  if (unchanged) variable->set_unchanged(true);
   TJ_RETURN_IF_ERROR(writer.Write(record));
+  if (!unchanged) TJ_RETURN_IF_ERROR(ExportChunksLocked(writer));
+  if (!mark_exported) return absl::OkStatus();
+  // As the change bits of a table's rows: written, the variable counts as exported; on an error
+  // above nothing is recorded, and the next delta compares with an older save's step (one that
+  // still matches only if the variable is unchanged since before the base).
+  switch (which) {
+    case RowsToExport::kAll:
+      saved_step_before_ = -1;
+      break;
+    case RowsToExport::kChangedSinceLast:
+      saved_step_before_ = saved_step_.load();
+      break;
+    case RowsToExport::kChangedSincePrevious:
+      break;  // the save before the last stays the base
+  }
+  saved_step_ = step_;
+  return absl::OkStatus();
+}
+
+void DenseVariable::MarkRestored() const {
+  std::shared_lock lock(mu_);
+  saved_step_ = step_;
+  saved_step_before_ = -1;
+}
+
+absl::Status DenseVariable::ExportChunksLocked(StateWriter& writer) const {
   for (size_t slot = 0; slot <= slots_.size(); ++slot) {
     const std::span<const float> source =
         slot == 0 ? std::span<const float>(values_->data(), num_elements_)

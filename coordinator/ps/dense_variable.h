@@ -6,6 +6,7 @@
 // the values of one moment, never half an update.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <shared_mutex>
@@ -72,8 +73,13 @@ class DenseVariable {
   void CommitLocked(std::shared_ptr<FloatBuffer> values);
 
   // Writes a Variable record, then the values and each slot in DenseChunks, all under one read
-  // lock: pushes wait, pulls do not.
-  absl::Status Export(StateWriter& writer) const;
+  // lock: pushes wait, pulls do not. With `which` other than kAll, a variable not updated since
+  // that export is only its Variable record, marked `unchanged` (a delta). `mark_exported` (a
+  // checkpoint save) records this export's step for the next one's choice, once it is written.
+  absl::Status Export(StateWriter& writer, RowsToExport which = RowsToExport::kAll,
+                      bool mark_exported = false) const;
+  // A restored variable counts as written by the save it was read from (the store's last save).
+  void MarkRestored() const;
   // Copies one chunk in. DataLoss for a slot this optimizer lacks or a range outside the variable.
   // Only for a variable not yet shared with other threads.
   absl::Status ImportChunk(const DenseChunkView& chunk);
@@ -81,10 +87,12 @@ class DenseVariable {
   // the same checks and errors as ImportChunk. Only for a variable not yet shared.
   absl::StatusOr<char*> ChunkTarget(int32_t slot, int64_t offset, uint64_t bytes);
   void set_step(int64_t step) { step_ = step; }
-
- private:
   // The spec a Variable record carries: everything but the values.
   v1::VariableSpec SpecWithoutValue() const;
+
+ private:
+  // The values and each slot in DenseChunks. Callers hold mu_ (shared is enough).
+  absl::Status ExportChunksLocked(StateWriter& writer) const;
   // values_, copied first if a pull is still sending it. Callers hold mu_ exclusively.
   float* WritableValuesLocked();
 
@@ -96,6 +104,12 @@ class DenseVariable {
   std::shared_ptr<FloatBuffer> values_;    // guarded by mu_ (the pointer and unpinned contents)
   std::vector<std::vector<float>> slots_;  // guarded by mu_; optimizer().num_slots() of them
   int64_t step_ = 0;                       // guarded by mu_
+  // Incremental checkpoints: step_ when the last save wrote this variable and when the save before
+  // it did (-1: none). Steps only grow, so a variable whose step still equals one of them has not
+  // changed since that save. Atomics rather than guarded by mu_: exports write them under the
+  // shared lock, and the store runs one export at a time (VariableStore::save_mu_).
+  mutable std::atomic<int64_t> saved_step_{-1};
+  mutable std::atomic<int64_t> saved_step_before_{-1};
 };
 
 }  // namespace tj

@@ -19,16 +19,6 @@
 
 namespace tj {
 
-// Which rows an export writes (incremental checkpoints). The table remembers, per row, whether it
-// changed (created or updated) since its last export, and whether it was written by that export or
-// changed before it since the export before: a save that was written but never committed then
-// still finds its rows in the next delta.
-enum class RowsToExport {
-  kAll,                   // a full snapshot
-  kChangedSinceLast,      // rows changed since the last export
-  kChangedSincePrevious,  // rows changed since the export before the last one
-};
-
 // Thread-safe. Rows are spread over kShards shards by RowHash, each with its own lock, index and
 // row storage, so concurrent lookups and pushes mostly touch different locks. A row lives in chunks
 // of contiguous floats: its id as an int64 (the index keeps only row numbers), its values, then its

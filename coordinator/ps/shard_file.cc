@@ -37,6 +37,17 @@ class ShardPace {
   const absl::Time start_;
 };
 
+// A Table or Rows record: a serialized StateRecord starts with its oneof field's tag (field 4 or
+// 5, length-delimited).
+bool IsTableRecord(std::span<const std::string_view> record) {
+  constexpr char kTableTag = (4 << 3) | 2;
+  constexpr char kRowsTag = (5 << 3) | 2;
+  for (std::string_view piece : record) {
+    if (!piece.empty()) return piece[0] == kTableTag || piece[0] == kRowsTag;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::SaveShardResponse> SaveShardFile(const VariableStore& store,
@@ -46,12 +57,20 @@ absl::StatusOr<v1::SaveShardResponse> SaveShardFile(const VariableStore& store,
   TJ_ASSIGN_OR_RETURN(std::unique_ptr<RecordFileWriter> writer, RecordFileWriter::Create(path));
   ShardPace pace(options, 0);
   int64_t records = 0;
+  // Tables go out after the dense variables (ExportState): their share of the file and of the time
+  // starts at their first record.
+  int64_t table_bytes = 0;
+  std::optional<absl::Time> tables_start;
   TJ_ASSIGN_OR_RETURN(
       const bool delta,
       store.ExportState(
-          [&writer, &records, &pace](std::span<const std::string_view> record) -> absl::Status {
+          [&](std::span<const std::string_view> record) -> absl::Status {
             ++records;
+            const uint64_t before = writer->bytes();
+            const bool table = IsTableRecord(record);
+            if (table && !tables_start.has_value()) tables_start = absl::Now();
             TJ_RETURN_IF_ERROR(writer->Append(record));
+            if (table) table_bytes += static_cast<int64_t>(writer->bytes() - before);
             return pace.Advance(static_cast<int64_t>(writer->bytes()));
           },
           options.save));
@@ -61,6 +80,10 @@ absl::StatusOr<v1::SaveShardResponse> SaveShardFile(const VariableStore& store,
   response.set_bytes(static_cast<int64_t>(digest.bytes));
   response.set_crc32c(digest.crc32c);
   response.set_delta(delta);
+  response.set_table_bytes(table_bytes);
+  if (tables_start.has_value()) {
+    response.set_table_micros(absl::ToInt64Microseconds(absl::Now() - *tables_start));
+  }
   return response;
 }
 

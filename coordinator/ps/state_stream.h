@@ -37,6 +37,17 @@ class RecordPieceSource {
   virtual uint64_t bytes_left() const = 0;
 };
 
+// What an export writes (incremental checkpoints). A table remembers, per row, whether it changed
+// (created or updated) since its last export, and whether it was written by that export or changed
+// before it since the export before: a save that was written but never committed then still finds
+// its rows in the next delta. A dense variable remembers its step at those two exports and, when it
+// has not changed since the one asked for, goes out as a Variable record marked `unchanged`.
+enum class RowsToExport {
+  kAll,                   // a full snapshot
+  kChangedSinceLast,      // rows (and variables) changed since the last export
+  kChangedSincePrevious,  // rows (and variables) changed since the export before the last one
+};
+
 inline constexpr char kStateFormat[] = "tj.ps.state";
 inline constexpr int kStateVersion = 1;
 // Dense values go out in chunks of this many floats (4 MiB) so that no record is huge.

@@ -381,8 +381,8 @@ int64_t VariableStore::dense_bytes() const {
   std::shared_lock lock(mu_);
   int64_t bytes = 0;
   for (const auto& [name, variable] : variables_) {
-    bytes += static_cast<int64_t>(variable->num_elements() * sizeof(float)) *
-             (1 + variable->optimizer().num_slots());
+    bytes += DenseBytes(static_cast<int64_t>(variable->num_elements()),
+                        variable->optimizer().num_slots());
   }
   return bytes;
 }

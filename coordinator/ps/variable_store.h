@@ -105,7 +105,9 @@ class VariableStore {
   // Bounds the memory embedding rows may take: a Lookup or PushSparse that could create rows
   // beyond `bytes` (with the dense variables' bytes) is ResourceExhausted naming the table, its
   // rows and the budget, before any row is created. 0: no bound (the default). `source` says
-  // where the figure came from, for the message.
+  // where the figure came from, for the message. A restore whose state (its variables and rows,
+  // counted as they are read) would exceed it is ResourceExhausted too, before the variable or
+  // table's rows that cross it are allocated, and the store is left unchanged.
   void SetMemoryBudget(int64_t bytes, std::string source);
 
  private:
@@ -136,6 +138,13 @@ class VariableStore {
   template <typename Entries>
   absl::StatusOr<std::vector<int64_t>> ReserveAll(const std::vector<TablePtr>& tables,
                                                   const Entries& entries, absl::string_view what);
+  // Restores are bounded by the memory budget too: the bytes of a dense variable, the state a
+  // restore has read so far (but `except`, the name being replaced), and OK or ResourceExhausted
+  // naming `what` and the budget, before it is allocated.
+  static int64_t DenseBytes(int64_t num_elements, int num_slots);
+  static int64_t RestoredBytes(const VariableMap& variables, const TableMap& tables,
+                               const std::string& except);
+  absl::Status AdmitRestored(const std::string& what, int64_t bytes, int64_t restored_bytes) const;
   // Keeps the bytes of the rows a call created out of `reserved`, gives the rest back.
   void SettleRows(const EmbeddingTable& table, int64_t reserved, size_t created);
 

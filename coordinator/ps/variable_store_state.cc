@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/status_macros.h"
+#include "coordinator/ps/memory_budget.h"
 #include "coordinator/ps/variable_store.h"
 
 namespace tj {
@@ -44,8 +45,9 @@ absl::StatusOr<bool> VariableStore::ExportState(const RecordSink& sink,
   }
   StdMutexLock save_lock(save_mu_);
   RowsToExport which = RowsToExport::kAll;
-  // Without tables a delta would be the whole state (dense variables go whole), and a full save
-  // needs nothing older: retention can drop the previous checkpoints.
+  // Without tables a full save costs little more than a delta (dense variables go whole unless
+  // they were not pushed since), and it needs nothing older: retention can drop the previous
+  // checkpoints.
   if (options.save_id != 0 && options.since_save_id != 0 && !tables.empty()) {
     if (options.since_save_id == last_save_id_) {
       which = RowsToExport::kChangedSinceLast;
@@ -69,7 +71,9 @@ absl::StatusOr<bool> VariableStore::ExportState(const RecordSink& sink,
   header->set_save_id(options.save_id);
   if (delta) header->set_base_save_id(options.since_save_id);
   TJ_RETURN_IF_ERROR(writer.Write(record));
-  for (const VariablePtr& variable : variables) TJ_RETURN_IF_ERROR(variable->Export(writer));
+  for (const VariablePtr& variable : variables) {
+    TJ_RETURN_IF_ERROR(variable->Export(writer, which, /*mark_exported=*/options.save_id != 0));
+  }
   for (const TablePtr& table : tables) {
     TJ_RETURN_IF_ERROR(table->Export(writer, which, /*mark_exported=*/options.save_id != 0));
   }
@@ -145,7 +149,58 @@ class VariableFill {
   std::vector<int64_t> filled_;
 };
 
+// An `unchanged` Variable record of a delta: the variable read from the files before must be the
+// same one (spec and step); it stays as they left it.
+absl::Status KeepUnchanged(const DenseVariable* existing, const v1::StateRecord::Variable& record,
+                           bool delta, uint64_t save_id) {
+  const std::string& name = record.spec().name();
+  if (!delta) {
+    return Corrupt(absl::StrCat("variable '", name, "' is marked unchanged in a full save ",
+                                save_id));
+  }
+  if (existing == nullptr) {
+    return Corrupt(absl::StrCat("variable '", name, "' is unchanged in the delta of save ",
+                                save_id, " but not in the save it builds on"));
+  }
+  if (existing->step() != record.step() ||
+      !google::protobuf::util::MessageDifferencer::Equals(existing->SpecWithoutValue(),
+                                                          record.spec())) {
+    return Corrupt(absl::StrCat("variable '", name, "' is unchanged in the delta of save ",
+                                save_id, " but differs from the save it builds on (step ",
+                                existing->step(), " there, ", record.step(), " here)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+int64_t VariableStore::DenseBytes(int64_t num_elements, int num_slots) {
+  return num_elements * static_cast<int64_t>(sizeof(float)) * (1 + num_slots);
+}
+
+int64_t VariableStore::RestoredBytes(const VariableMap& variables, const TableMap& tables,
+                                     const std::string& except) {
+  int64_t bytes = 0;
+  for (const auto& [name, v] : variables) {
+    if (name != except) {
+      bytes += DenseBytes(static_cast<int64_t>(v->num_elements()), v->optimizer().num_slots());
+    }
+  }
+  for (const auto& [name, t] : tables) {
+    if (name != except) bytes += t->num_rows() * t->bytes_per_row();
+  }
+  return bytes;
+}
+
+absl::Status VariableStore::AdmitRestored(const std::string& what, int64_t bytes,
+                                          int64_t restored_bytes) const {
+  if (budget_bytes_ == 0 || restored_bytes + bytes <= budget_bytes_) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      what, " needs ", HumanBytes(bytes), " and what is restored before it ",
+      HumanBytes(restored_bytes), ": more than this parameter server's memory budget of ",
+      HumanBytes(budget_bytes_), " (", budget_source_,
+      "); restore it on a PS with more memory (the same number of PS replicas)"));
+}
 
 absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& source) {
   WholeRecords records(source);
@@ -276,9 +331,21 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source
         if (!delta && variables.contains(spec.name())) {
           return Corrupt(absl::StrCat("variable '", spec.name(), "' appears twice"));
         }
+        if (record.variable().unchanged()) {
+          // Kept as the files before this one left it: it must be there, the same variable at the
+          // same step.
+          const auto it = variables.find(spec.name());
+          TJ_RETURN_IF_ERROR(KeepUnchanged(it == variables.end() ? nullptr : it->second.get(),
+                                           record.variable(), delta, save_id));
+          break;
+        }
+        TJ_RETURN_IF_ERROR(AdmitRestored(
+            absl::StrCat("variable '", spec.name(), "'"),
+            DenseBytes(config->spec.num_elements(), config->optimizer.num_slots()),
+            RestoredBytes(variables, tables, spec.name())));
         auto created = std::make_shared<DenseVariable>(*std::move(config));
         created->set_step(record.variable().step());
-        // Dense variables are whole in every save, deltas included.
+        // A variable that changed is whole in a delta too.
         variables.insert_or_assign(spec.name(), created);
         variable = VariableFill(std::move(created));
         break;
@@ -322,8 +389,13 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source
           // what the rest of the stream could add, whatever the record claims.
           const uint64_t row_bytes = sizeof(int64_t) + table->row_bytes();
           const auto held = static_cast<uint64_t>(table->num_rows());
-          table->ReserveRows(std::min<uint64_t>(static_cast<uint64_t>(table_rows_total),
-                                                held + source.bytes_left() / row_bytes));
+          const uint64_t rows = std::min<uint64_t>(static_cast<uint64_t>(table_rows_total),
+                                                   held + source.bytes_left() / row_bytes);
+          TJ_RETURN_IF_ERROR(AdmitRestored(
+              absl::StrCat("table '", spec.name(), "' (", rows, " rows)"),
+              static_cast<int64_t>(rows) * table->bytes_per_row(),
+              RestoredBytes(variables, tables, spec.name())));
+          table->ReserveRows(rows);
         }
         table_rows_left = delta ? record.table().changed_rows() : table_rows_total;
         break;
@@ -369,6 +441,10 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source
     tables_.swap(tables);
   }
   row_bytes_.store(row_bytes, std::memory_order_relaxed);
+  {
+    std::shared_lock lock(mu_);
+    for (const auto& [name, v] : variables_) v->MarkRestored();
+  }
   {
     // The next save can be a delta since the last one read: every row is as it saved it.
     StdMutexLock save_lock(save_mu_);

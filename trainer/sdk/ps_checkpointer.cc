@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <thread>
 #include <utility>
 
 #include "absl/random/random.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -47,6 +49,17 @@ absl::StatusOr<std::vector<Response>> OnEveryPs(
   for (std::thread& thread : threads) thread.join();
   if (!first_error.ok()) return first_error;
   return responses;
+}
+
+// The first file of `checkpoint`'s chain (its own shards and the earlier files it lists) that is in
+// `bad_files` (checkpoint step, name); nullptr when there is none.
+const ManifestShard* FileOfChainIn(const Checkpoint& checkpoint,
+                                   const std::set<std::pair<int64_t, std::string>>& bad_files) {
+  for (const ManifestShard& shard : checkpoint.shards) {
+    const int64_t step = shard.checkpoint_step < 0 ? checkpoint.step : shard.checkpoint_step;
+    if (bad_files.contains({step, shard.name})) return &shard;
+  }
+  return nullptr;
 }
 
 // A nonzero random id: zero means "no save" on the wire.
@@ -106,6 +119,8 @@ absl::StatusOr<SavedCheckpoint> PsCheckpointer::Save(int64_t step, const nlohman
   std::vector<ManifestShard> earlier;
   std::vector<std::vector<ManifestShard>> chains(ps_.size());
   int64_t bytes = 0;
+  int64_t table_bytes = 0;
+  absl::Duration table_took;
   int deltas = 0;
   for (int task = 0; task < num_ps; ++task) {
     const auto index = static_cast<size_t>(task);
@@ -114,6 +129,8 @@ absl::StatusOr<SavedCheckpoint> PsCheckpointer::Save(int64_t step, const nlohman
     // restore verifies size and CRC-32C before trusting the shard.
     const FileDigest digest{static_cast<uint64_t>(shard.bytes()), shard.crc32c()};
     bytes += shard.bytes();
+    table_bytes += shard.table_bytes();
+    table_took = std::max(table_took, absl::Microseconds(shard.table_micros()));
     shards.emplace(ShardName(task, num_ps), digest);
     if (shard.delta()) {
       if (!requests[index].since_save_id()) {
@@ -131,7 +148,8 @@ absl::StatusOr<SavedCheckpoint> PsCheckpointer::Save(int64_t step, const nlohman
   TJ_RETURN_IF_ERROR(writer->Commit(sealed, shards, earlier));
   last_save_id_ = save_id;
   chains_ = std::move(chains);
-  return SavedCheckpoint{step, writer->dir(), bytes, absl::Now() - start, deltas};
+  return SavedCheckpoint{step,  writer->dir(), bytes,     absl::Now() - start,
+                         deltas, table_bytes,   table_took};
 }
 
 absl::StatusOr<std::optional<RestoredCheckpoint>> PsCheckpointer::RestoreLatest(
@@ -144,6 +162,10 @@ absl::StatusOr<std::optional<RestoredCheckpoint>> PsCheckpointer::RestoreLatest(
   // there (DataLoss naming the file) sends the restore to the previous checkpoint, as a failed
   // verification would: every PS is then restored again, from that one.
   std::vector<std::string> failures;
+  std::vector<std::string> skipped;
+  // Files a PS found corrupt or missing, as (checkpoint step, name): a checkpoint whose chain
+  // lists one is passed over without another restore attempt.
+  std::set<std::pair<int64_t, std::string>> bad_files;
   int64_t before_step = kMaxCheckpointStep + 1;
   while (true) {
     absl::StatusOr<std::optional<Checkpoint>> latest =
@@ -158,18 +180,31 @@ absl::StatusOr<std::optional<RestoredCheckpoint>> PsCheckpointer::RestoreLatest(
           absl::StrCat("no valid checkpoint in ", dir_, ": ", absl::StrJoin(failures, "; ")));
     }
     const Checkpoint& checkpoint = **latest;
+    before_step = checkpoint.step;
+    if (const ManifestShard* bad = FileOfChainIn(checkpoint, bad_files); bad != nullptr) {
+      spdlog::warn("checkpoint {}: skipped without a restore: it builds on {}, found bad above",
+                   checkpoint.dir, checkpoint.FilePath(*bad));
+      continue;
+    }
     absl::Status restored = RestoreInto(checkpoint, check_state);
     if (restored.ok()) {
       nlohmann::json state = checkpoint.state;
       state.erase(kSaveIdKey);
-      return std::optional<RestoredCheckpoint>(
-          RestoredCheckpoint{checkpoint.step, checkpoint.dir, std::move(state)});
+      return std::optional<RestoredCheckpoint>(RestoredCheckpoint{
+          checkpoint.step, checkpoint.dir, std::move(state), std::move(skipped)});
     }
     if (!absl::IsDataLoss(restored)) return restored;
-    spdlog::warn("checkpoint {}: skipped, falling back to the previous one: {}", checkpoint.dir,
-                 std::string(restored.message()));
+    spdlog::warn("checkpoint {}: skipped, falling back to the newest one without the bad file: {}",
+                 checkpoint.dir, std::string(restored.message()));
     failures.emplace_back(restored.message());
-    before_step = checkpoint.step;
+    skipped.push_back(checkpoint.dir);
+    // The PS's error names the file it read, at the path it was sent (RestoreInto).
+    for (const ManifestShard& shard : checkpoint.shards) {
+      if (absl::StrContains(restored.message(), checkpoint.FilePath(shard))) {
+        bad_files.emplace(shard.checkpoint_step < 0 ? checkpoint.step : shard.checkpoint_step,
+                          shard.name);
+      }
+    }
   }
 }
 

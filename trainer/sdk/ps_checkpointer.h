@@ -5,7 +5,8 @@
 // PS task, skipping a corrupt or truncated one for the one before.
 //
 // Incremental checkpoints (`full_every` > 1): after a full save, each PS writes only the embedding
-// rows changed since the previous checkpoint (dense variables whole), and every `full_every`-th
+// rows changed since the previous checkpoint (dense variables whole unless not pushed since, when
+// they are only named and restored from the earlier file), and every `full_every`-th
 // checkpoint is full again. A checkpoint's manifest lists the full save and the deltas it builds
 // on (in earlier checkpoints' directories), so verifying it verifies its whole chain, retention
 // keeps what it needs, and a restore reads the full save, then each delta.
@@ -33,12 +34,19 @@ struct SavedCheckpoint {
   int64_t bytes = 0;
   absl::Duration took;
   int deltas = 0;  // PS tasks that wrote only their changed rows (incremental checkpoints)
+  // The embedding tables' part: their bytes on every PS, and the slowest PS's time from its first
+  // table record to its file's fsync.
+  int64_t table_bytes = 0;
+  absl::Duration table_took;
 };
 
 struct RestoredCheckpoint {
   int64_t step = 0;
   std::string dir;
   nlohmann::json state;
+  // Newer checkpoints whose restore a PS refused (DataLoss naming a file), newest first. Those
+  // passed over because their chain lists a file found bad in one of them are not attempts.
+  std::vector<std::string> skipped;
 };
 
 class PsCheckpointer {
@@ -64,8 +72,8 @@ class PsCheckpointer {
 
   // Restores the newest checkpoint that verifies into every PS task; nullopt when there is none.
   // A checkpoint whose shard, or a delta or full save of whose chain, a PS finds corrupt or missing
-  // (DataLoss naming the file) is skipped for the one before, as one whose manifest does not
-  // verify is.
+  // (DataLoss naming the file) is skipped, as one whose manifest does not verify is, for the newest
+  // one whose chain does not list that file: one more restore, not one per checkpoint in between.
   // FailedPrecondition when it was taken with another number of PS tasks. `check_state`, when
   // given, sees the checkpoint's state and directory before any PS is touched; its error is
   // returned as is (e.g. another placement of the variables).

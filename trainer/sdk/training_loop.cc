@@ -267,8 +267,11 @@ class Loop {
                                 absl::ToDoubleSeconds(saved.took));
     context_.metrics().SetGauge("tj_checkpoint_last_bytes", "Size of the newest checkpoint",
                                 static_cast<double>(saved.bytes));
-    spdlog::info("checkpoint {} saved: step {}, {} bytes in {}", saved.dir, saved.step,
-                 saved.bytes, absl::FormatDuration(saved.took));
+    spdlog::info(
+        "checkpoint {} saved: step {}, {} bytes in {} ({} PS wrote deltas; embedding tables {} "
+        "bytes in {} on the slowest PS)",
+        saved.dir, saved.step, saved.bytes, absl::FormatDuration(saved.took), saved.deltas,
+        saved.table_bytes, absl::FormatDuration(saved.table_took));
     context_.progress().Report([&](v1alpha1::TrainingProgress& p) {
       p.state = "training";
       p.last_checkpoint_step = step_;

@@ -65,6 +65,28 @@ int64_t RowsIn(const Saved& saved) {
   return rows;
 }
 
+// Dense chunk records in the saved stream, and whether variable `name` went out as unchanged.
+int64_t DenseChunksIn(const Saved& saved) {
+  int64_t chunks = 0;
+  for (const std::string& bytes : saved.records) {
+    v1::StateRecord record;
+    EXPECT_TRUE(record.ParseFromString(bytes));
+    chunks += record.has_dense_chunk();
+  }
+  return chunks;
+}
+bool UnchangedIn(const Saved& saved, const std::string& name) {
+  for (const std::string& bytes : saved.records) {
+    v1::StateRecord record;
+    EXPECT_TRUE(record.ParseFromString(bytes));
+    if (record.has_variable() && record.variable().spec().name() == name) {
+      return record.variable().unchanged();
+    }
+  }
+  ADD_FAILURE() << "no variable " << name << " in the save";
+  return false;
+}
+
 std::vector<int64_t> Ids(int64_t first, int64_t n) {
   std::vector<int64_t> ids;
   for (int64_t i = 0; i < n; ++i) ids.push_back((first + i) * 7919 - 3);
@@ -238,6 +260,11 @@ TEST(IncrementalStateTest, ShardFilesRestoreAsAChainAndNameTheFileAtFault) {
   ASSERT_TRUE(delta.ok()) << delta.status();
   EXPECT_TRUE(delta->delta());
   EXPECT_LT(delta->bytes(), full->bytes() / 10);
+  // The tables' share: all of the rows, none of the dense variable's chunks.
+  EXPECT_GT(full->table_bytes(), 300 * 4 * 3 * 4);
+  EXPECT_LT(full->table_bytes(), full->bytes() - 4 * 3 * 4);
+  EXPECT_GT(delta->table_bytes(), 3 * 4 * 3 * 4);
+  EXPECT_LT(delta->table_bytes(), full->table_bytes() / 10);
 
   VariableStore restored;
   auto counts = RestoreShardFiles(restored, {dir.Join("full"), dir.Join("delta")});
@@ -299,6 +326,99 @@ TEST(IncrementalStateTest, EachDeltaOfAChainIsCheckedAgainstItsDigest) {
   auto counts = RestoreShardFiles(target, {dir.Join("full"), dir.Join("delta")}, restore);
   ASSERT_TRUE(counts.ok()) << counts.status();
   EXPECT_TRUE(ViewOf(target) == ViewOf(store));
+}
+
+// A dense variable not pushed since the save a delta builds on is only named in it (`unchanged`),
+// not rewritten; one pushed is whole. The chain restores the very bytes a full save of the same
+// moment holds.
+TEST(IncrementalStateTest, DenseVariablesNotPushedSinceTheBaseAreNotRewritten) {
+  VariableStore store;
+  Create(store);
+  PushRows(store, "emb", Ids(0, 300), 1.0f);
+  PushDense(store, 1);
+  const Saved full = Save(store, 71);
+  EXPECT_GT(DenseChunksIn(full), 0);
+  PushRows(store, "emb", Ids(10, 3), 1.0f);
+  const Saved rows_only = Save(store, 72, 71);
+  ASSERT_TRUE(rows_only.delta);
+  EXPECT_TRUE(UnchangedIn(rows_only, "dense"));
+  EXPECT_EQ(DenseChunksIn(rows_only), 0);
+  PushDense(store, 2);
+  const Saved dense_pushed = Save(store, 73, 72);
+  EXPECT_FALSE(UnchangedIn(dense_pushed, "dense"));
+  EXPECT_EQ(DenseChunksIn(dense_pushed), DenseChunksIn(full));
+  PushRows(store, "sgd", Ids(0, 2), 1.0f);
+  const Saved rows_again = Save(store, 74, 73);
+  EXPECT_TRUE(UnchangedIn(rows_again, "dense"));
+
+  VariableStore restored;
+  ASSERT_TRUE(Restore(restored, {full, rows_only, dense_pushed, rows_again}).ok());
+  EXPECT_EQ(testing::ExportRecords(restored), testing::ExportRecords(store));
+  VariableStore skipping_the_pushed_one;
+  ASSERT_TRUE(Restore(skipping_the_pushed_one, {full, rows_only}).ok());
+  EXPECT_NE(testing::ExportRecords(skipping_the_pushed_one), testing::ExportRecords(store));
+
+  // A restored variable counts as saved by the last file read: the next delta skips it too.
+  PushRows(restored, "emb", Ids(0, 1), 1.0f);
+  EXPECT_TRUE(UnchangedIn(Save(restored, 75, 74), "dense"));
+}
+
+// The save before was written but never committed: the next delta is since the one before it, so
+// a variable pushed before that lost save is whole again, one not pushed since the base is not.
+TEST(IncrementalStateTest, ADenseVariablePushedBeforeAnUncommittedSaveIsWrittenAgain) {
+  VariableStore store;
+  Create(store);
+  PushRows(store, "emb", Ids(0, 100), 1.0f);
+  const Saved full = Save(store, 81);
+  PushDense(store, 3);
+  const Saved lost = Save(store, 82, 81);
+  EXPECT_FALSE(UnchangedIn(lost, "dense"));
+  PushRows(store, "emb", Ids(0, 2), 1.0f);
+  const Saved retry = Save(store, 83, 81);
+  ASSERT_TRUE(retry.delta);
+  EXPECT_FALSE(UnchangedIn(retry, "dense"));
+  VariableStore restored;
+  ASSERT_TRUE(Restore(restored, {full, retry}).ok());
+  EXPECT_EQ(testing::ExportRecords(restored), testing::ExportRecords(store));
+
+  VariableStore quiet;
+  Create(quiet);
+  PushRows(quiet, "emb", Ids(0, 100), 1.0f);
+  const Saved quiet_full = Save(quiet, 91);
+  PushRows(quiet, "emb", Ids(0, 2), 1.0f);
+  (void)Save(quiet, 92, 91);  // never committed
+  const Saved quiet_retry = Save(quiet, 93, 91);
+  EXPECT_TRUE(UnchangedIn(quiet_retry, "dense"));
+  VariableStore quiet_restored;
+  ASSERT_TRUE(Restore(quiet_restored, {quiet_full, quiet_retry}).ok());
+  EXPECT_EQ(testing::ExportRecords(quiet_restored), testing::ExportRecords(quiet));
+}
+
+// An `unchanged` record that does not match the variable before it (another step) is DataLoss
+// naming the variable, and the store is left as it was.
+TEST(IncrementalStateTest, AnUnchangedVariableThatDiffersFromItsBaseIsRefused) {
+  VariableStore store;
+  Create(store);
+  PushRows(store, "emb", Ids(0, 10), 1.0f);
+  const Saved full = Save(store, 101);
+  PushRows(store, "emb", Ids(0, 1), 1.0f);
+  Saved delta = Save(store, 102, 101);
+  ASSERT_TRUE(UnchangedIn(delta, "dense"));
+  for (std::string& bytes : delta.records) {
+    v1::StateRecord record;
+    ASSERT_TRUE(record.ParseFromString(bytes));
+    if (!record.has_variable()) continue;
+    record.mutable_variable()->set_step(record.variable().step() + 1);
+    bytes = record.SerializeAsString();
+  }
+  VariableStore target;
+  Create(target);
+  const auto before = ViewOf(target);
+  absl::StatusOr<StateCounts> wrong = Restore(target, {full, delta});
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(wrong.status().message(),
+              HasSubstr("variable 'dense' is unchanged in the delta of save 102 but differs"));
+  EXPECT_TRUE(ViewOf(target) == before);
 }
 
 }  // namespace

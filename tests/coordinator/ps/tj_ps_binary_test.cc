@@ -23,7 +23,9 @@
 #include "coordinator/base/values.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/ps/ps_server.h"
+#include "coordinator/ps/shard_file.h"
 #include "tests/coordinator/ps/ps_test_values.h"
+#include "tests/support/temp_dir.h"
 
 #ifndef TJ_PS_BINARY
 #error "TJ_PS_BINARY must name the tj-ps executable"
@@ -166,17 +168,27 @@ TEST(TjPsBinaryTest, ExitsNonZeroWhenItCannotListen) {
   EXPECT_EQ(WEXITSTATUS(*status), 1);
 }
 
+// Starts tj-ps as task 0 with TJ_PS_MEMORY_LIMIT_BYTES=`limit` and connects to it.
+void StartPsWithMemoryLimit(const char* limit, std::optional<ChildProcess>& child,
+                            std::shared_ptr<PsClient>& client) {
+  setenv("TJ_PS_MEMORY_LIMIT_BYTES", limit, 1);
+  std::optional<ChildProcess> spawned =
+      ChildProcess::Spawn({TJ_PS_BINARY, "--task", "0", "--address", "127.0.0.1:0"});
+  unsetenv("TJ_PS_MEMORY_LIMIT_BYTES");
+  ASSERT_TRUE(spawned.has_value()) << "cannot start " << TJ_PS_BINARY;
+  child.emplace(std::move(*spawned));
+  const std::optional<std::string> line = child->ReadLine(kStartupTimeoutMs);
+  ASSERT_TRUE(line.has_value()) << "tj-ps printed no LISTENING line";
+  client = PsClient::Connect(line->substr(std::string("LISTENING ").size()), 0);
+}
+
 // A worker's lookups of ever new ids meet the PS's memory budget (here TJ_PS_MEMORY_LIMIT_BYTES)
 // as RESOURCE_EXHAUSTED naming the table and the budget, and the PS keeps serving: no OOM kill.
 TEST(TjPsBinaryTest, LookupsBeyondTheMemoryBudgetAreRefusedAndThePsLivesOn) {
   // 256 MiB less the process and the 128 MiB of headroom: room for about a million rows of dim 16.
-  setenv("TJ_PS_MEMORY_LIMIT_BYTES", "268435456", 1);
-  auto child = ChildProcess::Spawn({TJ_PS_BINARY, "--task", "0", "--address", "127.0.0.1:0"});
-  unsetenv("TJ_PS_MEMORY_LIMIT_BYTES");
-  ASSERT_TRUE(child.has_value()) << "cannot start " << TJ_PS_BINARY;
-  const std::optional<std::string> line = child->ReadLine(kStartupTimeoutMs);
-  ASSERT_TRUE(line.has_value()) << "tj-ps printed no LISTENING line";
-  auto client = PsClient::Connect(line->substr(std::string("LISTENING ").size()), 0);
+  std::optional<ChildProcess> child;
+  std::shared_ptr<PsClient> client;
+  ASSERT_NO_FATAL_FAILURE(StartPsWithMemoryLimit("268435456", child, client));
   v1::CreateVariablesRequest create;
   *create.add_tables() = testing::Table("emb", 16);
   ASSERT_TRUE(client->Create(create).ok());
@@ -203,6 +215,51 @@ TEST(TjPsBinaryTest, LookupsBeyondTheMemoryBudgetAreRefusedAndThePsLivesOn) {
   // Rows it holds are still served.
   auto again = client->Lookup(testing::LookupRequest({{"emb", {0, 1, created - 1}}}));
   EXPECT_TRUE(again.ok()) << again.status();
+}
+
+// A restore is held to the same budget: a shard whose variables would not fit is refused with
+// RESOURCE_EXHAUSTED naming the file and the budget before the variable is allocated (the PS's
+// memory stays far below the shard's size), and the PS keeps serving what it held.
+TEST(TjPsBinaryTest, ARestoreBeyondTheMemoryBudgetIsRefusedNamingTheFileAndThePsLivesOn) {
+  // 256 MiB less the process and the 128 MiB of headroom, as in the test above.
+  std::optional<ChildProcess> child;
+  std::shared_ptr<PsClient> client;
+  ASSERT_NO_FATAL_FAILURE(StartPsWithMemoryLimit("268435456", child, client));
+  ASSERT_TRUE(client->CreateVariables({FloatVariable("small", {1, 2}, {2})}).ok());
+  auto health = client->Health();
+  ASSERT_TRUE(health.ok()) << health.status();
+  constexpr int64_t kHeadroom = int64_t{128} << 20;
+  ASSERT_GT(health->memory_available_bytes(), kHeadroom + (int64_t{8} << 20))
+      << "tj-ps's own memory leaves it no budget under this limit";
+  // A variable 16 MiB larger than the budget the PS read at its start (about what is available
+  // now, less the headroom).
+  const int64_t floats = (health->memory_available_bytes() - kHeadroom + (int64_t{16} << 20)) / 4;
+  ::tj::testing::TempDir dir;
+  const std::string shard = dir.Join("ps-0-of-1.state");
+  {
+    VariableStore store;
+    ASSERT_TRUE(store
+                    .Create(testing::CreateRequest({testing::InitializedVariable(
+                        "big", {floats}, testing::ConstantInit(0.5f),
+                        testing::SgdOptimizer(0.1f))}))
+                    .ok());
+    ASSERT_TRUE(SaveShardFile(store, shard).ok());
+  }
+
+  auto refused = client->RestoreShard(shard);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted) << refused.status();
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::AllOf(::testing::HasSubstr(shard), ::testing::HasSubstr("variable 'big'"),
+                               ::testing::HasSubstr("memory budget"),
+                               ::testing::HasSubstr("TJ_PS_MEMORY_LIMIT_BYTES")));
+  // Refused before the variable was allocated: the PS's memory did not grow by anything like it.
+  auto after = client->Health();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_GT(after->memory_available_bytes(),
+            health->memory_available_bytes() - (int64_t{32} << 20));
+  auto pulled = client->Pull({"small"});
+  ASSERT_TRUE(pulled.ok()) << pulled.status();
+  EXPECT_THAT(Floats((*pulled)[0]), ElementsAre(1, 2));
 }
 
 }  // namespace

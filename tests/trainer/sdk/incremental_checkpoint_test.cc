@@ -54,8 +54,8 @@ struct Cluster {
     for (const auto& client : clients) ASSERT_TRUE(client->Create(create).ok());
   }
 
-  // Pushes to `n` rows from `first` (and the dense variable) on every PS.
-  void Train(int64_t first, int64_t n, float scale) const {
+  // Pushes to `n` rows from `first` (and, with `dense`, the dense variable) on every PS.
+  void Train(int64_t first, int64_t n, float scale, bool dense = true) const {
     std::vector<int64_t> ids;
     std::vector<float> grads;
     for (int64_t i = 0; i < n; ++i) {
@@ -64,6 +64,7 @@ struct Cluster {
     }
     for (const auto& client : clients) {
       ASSERT_TRUE(client->PushSparse(testing::SparsePush("emb", ids, grads)).ok());
+      if (!dense) continue;
       ASSERT_TRUE(
           client->Push({"dense"}, {FloatTensor(std::vector<float>{scale, 1, 2}, {3})}).ok());
     }
@@ -87,6 +88,16 @@ std::vector<int64_t> StepsOnDisk(const std::string& root) {
   if (!listings.ok()) return steps;
   for (const CheckpointListing& listing : *listings) steps.push_back(listing.step);
   return steps;
+}
+
+// Same size, another CRC.
+void FlipAByteInTheMiddle(const std::string& path) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  const auto at = static_cast<std::streamoff>(std::filesystem::file_size(path) / 2);
+  file.seekg(at);
+  const char byte = static_cast<char>(file.get());
+  file.seekp(at);
+  file.put(static_cast<char>(byte ^ 0x10));
 }
 
 TEST(IncrementalCheckpointTest, DeltasBetweenFullCheckpointsRestoreBitForBit) {
@@ -126,6 +137,38 @@ TEST(IncrementalCheckpointTest, DeltasBetweenFullCheckpointsRestoreBitForBit) {
   Cluster third = Cluster::Start();
   ASSERT_TRUE(PsCheckpointer(dir.path(), 10, third.clients, 3).RestoreLatest().ok());
   EXPECT_TRUE(third.States() == fresh.States());
+}
+
+// Checkpoints whose dense variable was not pushed since the one before do not rewrite it: the
+// delta is its changed rows alone, and the chain (the dense variable from the full save, rows
+// from each delta) restores the very state the PS held.
+TEST(IncrementalCheckpointTest, ADenseVariableNotPushedSinceIsTakenFromTheEarlierFile) {
+  Cluster cluster = Cluster::Start();
+  v1::CreateVariablesRequest create = testing::CreateRequest({testing::InitializedVariable(
+      "dense", {250'000}, testing::NormalInit(1), testing::AdamOptimizer(0.01f))});
+  *create.add_tables() =
+      testing::Table("emb", 4, testing::NormalInit(2), testing::AdamOptimizer(0.05f));
+  for (const auto& client : cluster.clients) ASSERT_TRUE(client->Create(create).ok());
+  cluster.Train(0, 100, 1.0f, /*dense=*/false);
+  TempDir dir;
+  PsCheckpointer checkpointer(dir.path(), 10, cluster.clients, /*full_every=*/10);
+  auto full = checkpointer.Save(1, {{"step", 1}});
+  ASSERT_TRUE(full.ok()) << full.status();
+  cluster.Train(10, 5, 2.0f, /*dense=*/false);
+  auto rows_only = checkpointer.Save(2, {{"step", 2}});
+  ASSERT_TRUE(rows_only.ok()) << rows_only.status();
+  EXPECT_EQ(rows_only->deltas, kNumPs);
+  // The dense variable and its two Adam slots are 3 MB a PS; the delta is a few KiB.
+  EXPECT_GT(full->bytes, kNumPs * 3 * 1'000'000);
+  EXPECT_LT(rows_only->bytes, 64 * 1024);
+  const auto states = cluster.States();
+
+  Cluster fresh = Cluster::Start();
+  auto restored = PsCheckpointer(dir.path(), 10, fresh.clients, 10).RestoreLatest();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_TRUE(restored->has_value());
+  EXPECT_EQ((*restored)->step, 2);
+  EXPECT_TRUE(fresh.States() == states);
 }
 
 TEST(IncrementalCheckpointTest, KeepRetainsWhatAKeptCheckpointNeedsAndNothingMore) {
@@ -196,14 +239,7 @@ TEST(IncrementalCheckpointTest, ADeltaThePsFindsCorruptFallsBackToACheckpointWit
   }
   // One byte near the end of step 2's delta of ps-0 (the rows' floats): same size, another CRC.
   const std::string corrupt = StepDir(dir.path(), 2) + "/" + PsCheckpointer::ShardName(0, kNumPs);
-  {
-    std::fstream file(corrupt, std::ios::in | std::ios::out | std::ios::binary);
-    const auto at = static_cast<std::streamoff>(std::filesystem::file_size(corrupt) / 2);
-    file.seekg(at);
-    const char byte = static_cast<char>(file.get());
-    file.seekp(at);
-    file.put(static_cast<char>(byte ^ 0x10));
-  }
+  FlipAByteInTheMiddle(corrupt);
   ASSERT_TRUE(CheckpointStore(dir.path(), 10).Load(3, ShardCheck::kSizeOnly).ok());
 
   Cluster fresh = Cluster::Start();
@@ -211,6 +247,32 @@ TEST(IncrementalCheckpointTest, ADeltaThePsFindsCorruptFallsBackToACheckpointWit
   ASSERT_TRUE(restored.ok()) << restored.status();
   ASSERT_TRUE(restored->has_value());
   EXPECT_EQ((*restored)->step, 1);
+  EXPECT_TRUE(fresh.States() == states[0]);
+}
+
+// Along a long chain, a corrupt delta early in it fails the newest checkpoint's restore once; every
+// checkpoint whose chain lists that delta is then passed over without being restored, and the
+// newest one without it (here the full save) is restored: one retry, not one per checkpoint.
+TEST(IncrementalCheckpointTest, ACorruptDeltaIsSkippedWithEveryCheckpointBuiltOnItInOneRetry) {
+  Cluster cluster = Cluster::Start();
+  cluster.Create();
+  TempDir dir;
+  PsCheckpointer checkpointer(dir.path(), 10, cluster.clients, /*full_every=*/10);
+  std::vector<std::vector<testing::StoreStateView>> states;
+  for (int64_t step = 1; step <= 6; ++step) {
+    cluster.Train(step * 100, 10, static_cast<float>(step));
+    ASSERT_TRUE(checkpointer.Save(step, {{"step", step}}).ok());
+    states.push_back(cluster.States());
+  }
+  const std::string corrupt = StepDir(dir.path(), 2) + "/" + PsCheckpointer::ShardName(1, kNumPs);
+  FlipAByteInTheMiddle(corrupt);
+
+  Cluster fresh = Cluster::Start();
+  auto restored = PsCheckpointer(dir.path(), 10, fresh.clients, 10).RestoreLatest();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_TRUE(restored->has_value());
+  EXPECT_EQ((*restored)->step, 1);
+  EXPECT_THAT((*restored)->skipped, ElementsAre(StepDir(dir.path(), 6)));
   EXPECT_TRUE(fresh.States() == states[0]);
 }
 
