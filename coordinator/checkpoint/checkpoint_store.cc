@@ -7,7 +7,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 #include <system_error>
 
@@ -19,6 +18,7 @@
 #include "coordinator/base/status_macros.h"
 #include "coordinator/checkpoint/atomic_file.h"
 #include "coordinator/checkpoint/posix_file.h"
+#include "coordinator/checkpoint/retention.h"
 #include "spdlog/spdlog.h"
 
 namespace tj {
@@ -260,38 +260,21 @@ void CheckpointStore::RemoveStale(int64_t committed_step) const {
     spdlog::warn("checkpoint retention skipped: {}", std::string(listings.status().message()));
     return;
   }
-  int64_t newest_committed = committed_step;
-  int kept = 0;
-  std::vector<const CheckpointListing*> beyond;
-  std::set<int64_t> needed;  // steps whose directories hold files of a retained checkpoint
-  // Newest first, so the first keep_ committed ones are the ones retained.
-  for (auto it = listings->rbegin(); it != listings->rend(); ++it) {
-    if (!it->committed) continue;
-    newest_committed = std::max(newest_committed, it->step);
-    if (it->step == committed_step || kept < keep_) {
-      ++kept;
-      // A manifest that does not read needs nothing: it is not a checkpoint anyone restores.
-      if (absl::StatusOr<Manifest> manifest = ReadManifest(it->step); manifest.ok()) {
-        for (const ManifestShard& shard : manifest->shards) {
-          if (shard.checkpoint_step >= 0) needed.insert(shard.checkpoint_step);
-        }
-      }
-      continue;
-    }
-    beyond.push_back(&*it);
+  const RetentionPlan plan = PlanRetention(*listings, committed_step, keep_,
+                                           [this](int64_t step) { return ReadManifest(step); });
+  std::map<int64_t, std::string> dirs;  // the directory each step was listed under
+  for (const CheckpointListing& listing : *listings) dirs[listing.step] = listing.dir;
+  for (const int64_t step : plan.kept_for_chains) {
+    spdlog::info("checkpoint {}: kept beyond the newest {}: a newer checkpoint builds on it",
+                 dirs[step], keep_);
   }
-  for (const CheckpointListing* listing : beyond) {
-    if (needed.contains(listing->step)) {
-      spdlog::info("checkpoint {}: kept beyond the newest {}: a newer checkpoint builds on it",
-                   listing->dir, keep_);
-      continue;
-    }
-    RemoveCheckpointDir(listing->dir, absl::StrCat("beyond the newest ", keep_));
+  for (const RetentionPlan::Removal& removal : plan.beyond_keep) {
+    RemoveCheckpointDir(dirs[removal.step], removal.why);
   }
-  for (const CheckpointListing& listing : *listings) {
-    if (!listing.committed && listing.step < newest_committed &&
-        ReadGeneration(absl::StrCat(listing.dir, "/", kWriterGenerationFileName)) <= generation_) {
-      RemoveCheckpointDir(listing.dir, "a save that did not finish");
+  for (const int64_t step : plan.unfinished) {
+    // A newer coordinator's save in progress is its own to finish or remove.
+    if (ReadGeneration(absl::StrCat(dirs[step], "/", kWriterGenerationFileName)) <= generation_) {
+      RemoveCheckpointDir(dirs[step], "a save that did not finish");
     }
   }
 }

@@ -1,7 +1,6 @@
 #include "coordinator/checkpoint/object_checkpoint_store.h"
 
 #include <algorithm>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -10,6 +9,7 @@
 #include "absl/time/time.h"
 #include "coordinator/base/status_macros.h"
 #include "coordinator/checkpoint/object_transfer.h"
+#include "coordinator/checkpoint/retention.h"
 #include "spdlog/spdlog.h"
 
 namespace tj {
@@ -186,33 +186,11 @@ void ObjectCheckpointStore::RemoveStale(int64_t committed_step) const {
     spdlog::warn("checkpoint retention skipped: {}", std::string(listings.status().message()));
     return;
   }
-  int64_t newest_committed = committed_step;
-  int kept = 0;
-  std::vector<int64_t> beyond;
-  std::set<int64_t> needed;  // steps holding files of a retained (incremental) checkpoint
-  for (auto it = listings->rbegin(); it != listings->rend(); ++it) {
-    if (!it->committed) continue;
-    newest_committed = std::max(newest_committed, it->step);
-    if (it->step == committed_step || kept < keep_) {
-      ++kept;
-      if (absl::StatusOr<Manifest> manifest = ReadManifest(it->step); manifest.ok()) {
-        for (const ManifestShard& shard : manifest->shards) {
-          if (shard.checkpoint_step >= 0) needed.insert(shard.checkpoint_step);
-        }
-      }
-      continue;
-    }
-    beyond.push_back(it->step);
-  }
-  std::vector<std::pair<int64_t, std::string>> removals;
-  for (const int64_t step : beyond) {
-    if (!needed.contains(step))
-      removals.emplace_back(step, absl::StrCat("beyond the newest ", keep_));
-  }
-  for (const CheckpointListing& listing : *listings) {
-    if (!listing.committed && listing.step < newest_committed) {
-      removals.emplace_back(listing.step, "a save that did not finish");
-    }
+  const RetentionPlan plan = PlanRetention(*listings, committed_step, keep_,
+                                           [this](int64_t step) { return ReadManifest(step); });
+  std::vector<RetentionPlan::Removal> removals = plan.beyond_keep;
+  for (const int64_t step : plan.unfinished) {
+    removals.push_back({step, "a save that did not finish"});
   }
   for (const auto& [step, why] : removals) {
     if (absl::Status status = RemoveCheckpoint(step, why); !status.ok()) {

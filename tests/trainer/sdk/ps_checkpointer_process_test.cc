@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "coordinator/base/values.h"
 #include "coordinator/checkpoint/checkpoint_store.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/ps/ps_error.h"
@@ -308,6 +309,13 @@ TEST(PsCheckpointerProcessTest, APsKilledMidDeltaLeavesThePreviousIncrementalChe
   ASSERT_TRUE(dense_at_second.ok());
 
   TrainRows(*ps.client, 10, 3.0f);
+  // Dense variables pushed since the base are written whole in the next delta (~1 s at this PS's
+  // throttled speed), so the kill below lands mid-write; unchanged ones would be skipped and the
+  // save done before the kill.
+  const std::vector<float> ones(kFloatsPerVariable, 1.0f);
+  std::vector<v1::Tensor> deltas;
+  for (int i = 0; i < 4; ++i) deltas.push_back(FloatTensor(ones, {kFloatsPerVariable}));
+  ASSERT_TRUE(ps.client->Push({"v0", "v1", "v2", "v3"}, std::move(deltas)).ok());
   std::optional<absl::StatusOr<SavedCheckpoint>> third;
   std::thread save([&] { third = checkpointer.Save(3, {{"step", 3}}); });
   const bool writing = WaitFor([&] { return !ShardsBeingWritten(StepDir(dir.path(), 3)).empty(); },
