@@ -377,6 +377,11 @@ int64_t VariableStore::num_variables() const {
   return static_cast<int64_t>(variables_.size());
 }
 
+// Beside dense_bytes(), in the file the parsers' fuzz targets link (fuzz/CMakeLists.txt).
+int64_t VariableStore::DenseBytes(int64_t num_elements, int num_slots) {
+  return num_elements * static_cast<int64_t>(sizeof(float)) * (1 + num_slots);
+}
+
 int64_t VariableStore::dense_bytes() const {
   std::shared_lock lock(mu_);
   int64_t bytes = 0;

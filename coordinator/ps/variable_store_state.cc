@@ -174,10 +174,6 @@ absl::Status KeepUnchanged(const DenseVariable* existing, const v1::StateRecord:
 
 }  // namespace
 
-int64_t VariableStore::DenseBytes(int64_t num_elements, int num_slots) {
-  return num_elements * static_cast<int64_t>(sizeof(float)) * (1 + num_slots);
-}
-
 int64_t VariableStore::RestoredBytes(const VariableMap& variables, const TableMap& tables,
                                      const std::string& except) {
   int64_t bytes = 0;
