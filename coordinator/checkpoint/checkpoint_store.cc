@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "coordinator/base/status_macros.h"
 #include "coordinator/checkpoint/atomic_file.h"
+#include "coordinator/checkpoint/newest_checkpoint.h"
 #include "coordinator/checkpoint/posix_file.h"
 #include "coordinator/checkpoint/retention.h"
 #include "spdlog/spdlog.h"
@@ -201,23 +202,10 @@ absl::StatusOr<Checkpoint> CheckpointStore::Load(int64_t step, ShardCheck check)
 absl::StatusOr<std::optional<Checkpoint>> CheckpointStore::LatestValid(ShardCheck check,
                                                                       int64_t before_step) const {
   TJ_ASSIGN_OR_RETURN(std::vector<CheckpointListing> listings, List());
-  std::vector<std::string> failures;
-  for (auto it = listings.rbegin(); it != listings.rend(); ++it) {
-    if (it->step >= before_step) continue;
-    if (!it->committed) {
-      spdlog::info("checkpoint {}: ignored: no {} (a save that did not finish)", it->dir,
-                   kManifestFileName);
-      continue;
-    }
-    absl::StatusOr<Checkpoint> checkpoint = Load(it->step, check);
-    if (checkpoint.ok()) return std::optional<Checkpoint>(*std::move(checkpoint));
-    spdlog::warn("checkpoint {}: skipped, falling back to the previous one: {}", it->dir,
-                 std::string(checkpoint.status().message()));
-    failures.emplace_back(checkpoint.status().message());
-  }
-  if (failures.empty()) return std::nullopt;
-  return absl::DataLossError(
-      absl::StrCat("no valid checkpoint in ", dir_, ": ", absl::StrJoin(failures, "; ")));
+  // Any load error is this checkpoint's: the directory itself was just listed.
+  return NewestLoadableCheckpoint(
+      listings, before_step, dir_, [&](int64_t step) { return Load(step, check); },
+      [](const absl::Status&) { return true; });
 }
 
 absl::StatusOr<std::unique_ptr<CheckpointWriter>> CheckpointStore::BeginCheckpoint(int64_t step) {

@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "coordinator/base/status_macros.h"
+#include "coordinator/checkpoint/newest_checkpoint.h"
 #include "coordinator/checkpoint/object_transfer.h"
 #include "coordinator/checkpoint/retention.h"
 #include "spdlog/spdlog.h"
@@ -127,27 +128,12 @@ absl::StatusOr<Checkpoint> ObjectCheckpointStore::Load(int64_t step, ShardCheck 
 absl::StatusOr<std::optional<Checkpoint>> ObjectCheckpointStore::LatestValid(
     ShardCheck check, int64_t before_step) const {
   TJ_ASSIGN_OR_RETURN(const std::vector<CheckpointListing> listings, List());
-  std::vector<std::string> failures;
-  for (auto it = listings.rbegin(); it != listings.rend(); ++it) {
-    if (it->step >= before_step) continue;
-    if (!it->committed) {
-      spdlog::info("checkpoint {}: ignored: no {} (a save that did not finish)", it->dir,
-                   kManifestFileName);
-      continue;
-    }
-    absl::StatusOr<Checkpoint> checkpoint = Load(it->step, check);
-    if (checkpoint.ok()) return std::optional<Checkpoint>(*std::move(checkpoint));
-    // The store itself failing (bucket gone, credentials refused) is not a corrupt checkpoint.
-    if (!absl::IsDataLoss(checkpoint.status()) && !absl::IsNotFound(checkpoint.status())) {
-      return checkpoint.status();
-    }
-    spdlog::warn("checkpoint {}: skipped, falling back to the previous one: {}", it->dir,
-                 std::string(checkpoint.status().message()));
-    failures.emplace_back(checkpoint.status().message());
-  }
-  if (failures.empty()) return std::nullopt;
-  return absl::DataLossError(
-      absl::StrCat("no valid checkpoint in ", url_, ": ", absl::StrJoin(failures, "; ")));
+  return NewestLoadableCheckpoint(
+      listings, before_step, url_, [&](int64_t step) { return Load(step, check); },
+      // The store itself failing (bucket gone, credentials refused) is not a corrupt checkpoint.
+      [](const absl::Status& status) {
+        return absl::IsDataLoss(status) || absl::IsNotFound(status);
+      });
 }
 
 absl::Status ObjectCheckpointStore::RemoveCheckpoint(int64_t step, std::string_view why) const {
