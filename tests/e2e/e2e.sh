@@ -575,7 +575,7 @@ stop_s3() {
   wait "$s3_pid" 2>/dev/null || true
   s3_pid=""
 }
-s3_list() { # <prefix>: the bucket's ListObjectsV2 answer (XML), signed as the runtime signs
+s3_list() { # <prefix, URI-encoded as SigV4 wants it>: the bucket's ListObjectsV2 answer (XML)
   curl -fsS --max-time 5 --aws-sigv4 "aws:amz:us-east-1:s3" --user "$s3_key:$s3_secret" \
     -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$s3_endpoint/digits-checkpoints?list-type=2&prefix=$1"
 }
@@ -614,9 +614,9 @@ for s in socks: print(s.getsockname()[1])')
   wait_succeeded "$job" 240
   check_accuracy "$job"
   expect_eq "$job steps" "$(coord_log "$job" | grep -oE 'final: [0-9]+ steps' | tail -1)" "final: 900 steps"
-  # The keys reached the pods from the Secret, not from the pod spec.
-  if kc get pod "$job-ps-0" -o json | grep -q "$s3_secret"; then fail "the secret key is in the PS pod's spec"; fi
-  keys="$(s3_list runs/digits-s3/ | grep -oE '<Key>[^<]+</Key>' | sed -E 's#</?Key>##g')"
+  # The keys reached the pods from the Secret, not from the pod spec (the coordinator's pod is kept).
+  if kc get pod "$job-coordinator-0" -o json | grep -q "$s3_secret"; then fail "the secret key is in the coordinator pod's spec"; fi
+  keys="$(s3_list runs%2Fdigits-s3%2F | grep -oE '<Key>[^<]+</Key>' | sed -E 's#</?Key>##g')"
   manifests="$(grep -c '/MANIFEST.json$' <<<"$keys" || true)"
   expect_ge "$job manifests in s3://digits-checkpoints/runs/digits-s3" "$manifests" 1
   (( manifests <= 3 )) || fail "$manifests manifests in the bucket, more than keep: 3"
