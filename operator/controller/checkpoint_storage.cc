@@ -112,6 +112,11 @@ void AddCheckpointStorageEnv(const v1alpha1::TrainingJob& job, ReplicaType type,
   trainer["env"] = std::move(kept);
 }
 
+std::string MaskedAccessKeyId(const std::string& access_key_id) {
+  if (access_key_id.size() < 8) return "****";
+  return absl::StrCat("****", access_key_id.substr(access_key_id.size() - 4));
+}
+
 absl::StatusOr<S3Credentials> CredentialsFromSecret(const v1alpha1::TrainingJob& job,
                                                     const json& secret) {
   const v1alpha1::S3CredentialsSecret& ref = SecretOf(job);

@@ -38,6 +38,10 @@ struct S3Credentials {
   std::string secret_access_key;
 };
 
+// How messages show an access key ID: its last four characters after "****" (as AWS's console
+// does), all "****" when it has fewer than eight; never the secret access key.
+std::string MaskedAccessKeyId(const std::string& access_key_id);
+
 // The access key pair out of `secret` (as read from the API server: data values in base64).
 // FailedPrecondition, whose message names the Secret, the key and the spec field, when a key is
 // missing, empty or not base64.

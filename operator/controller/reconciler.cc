@@ -382,9 +382,10 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   const std::string volume_problem =
       EnsureCheckpointVolume(job_json, job, decision, &volume_error);
   if (!volume_error.ok()) return {volume_error, std::nullopt};
+  absl::Status storage_error;
   const std::string storage_problem =
-      EnsureCheckpointStorage(job_json, job, decision, &volume_error);
-  if (!volume_error.ok()) return {volume_error, std::nullopt};
+      EnsureCheckpointStorage(job_json, job, decision, &storage_error);
+  if (!storage_error.ok()) return {storage_error, std::nullopt};
   const bool may_create_pods =
       pod_group_problem.empty() && volume_problem.empty() && storage_problem.empty();
 

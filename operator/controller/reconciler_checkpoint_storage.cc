@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "operator/controller/checkpoint_storage.h"
 #include "operator/controller/checkpoint_storage_probe.h"
 #include "operator/controller/job_status.h"
@@ -58,10 +59,13 @@ absl::StatusOr<std::string> Reconciler::CheckpointStorageProblem(
   if (!credentials.ok()) return std::string(credentials.status().message());
   const absl::Status access = ProbeCheckpointBucket(job, *credentials);
   if (access.ok()) return std::string();
-  return absl::StrCat("checkpoint location ", job.spec.checkpoint->dir, ": ", access.message(),
-                      "; no pod is created until the bucket exists and accepts the credentials "
-                      "of ",
-                      what);
+  // The condition and the Event are read by whoever may read the job, who may not read Secrets:
+  // the client's and the server's errors quote the access key ID, which is shown masked.
+  return absl::StrReplaceAll(
+      absl::StrCat("checkpoint location ", job.spec.checkpoint->dir, ": ", access.message(),
+                   "; no pod is created until the bucket exists and accepts the credentials of ",
+                   what),
+      {{credentials->access_key_id, MaskedAccessKeyId(credentials->access_key_id)}});
 }
 
 std::string Reconciler::EnsureCheckpointStorage(const json& job_json,

@@ -139,6 +139,12 @@ TEST(CheckpointStorageTest, CredentialsComeFromTheNamedKeysAndAMissingOrEmptyKey
   EXPECT_THAT(no_data.status().message(), HasSubstr("has no key AWS_ACCESS_KEY_ID"));
 }
 
+TEST(CheckpointStorageTest, AccessKeyIdsAreShownByTheirLastFourCharacters) {
+  EXPECT_EQ(MaskedAccessKeyId("AKIAIOSFODNN7EXAMPLE"), "****MPLE");
+  EXPECT_EQ(MaskedAccessKeyId("short12"), "****");
+  EXPECT_EQ(MaskedAccessKeyId(""), "****");
+}
+
 TEST(CheckpointStorageTest, OnlyCoordinatorAndPsPodsWaitForTheBucket) {
   JobDecision workers;
   workers.to_create = {{ReplicaType::kWorker, 0}, {ReplicaType::kWorker, 1}};

@@ -212,8 +212,9 @@ TEST_F(OperatorRbacTest, NamespacedInstallIgnoresOtherNamespacesAndUsesOnlyDecla
     }
     return false;
   })) << Get("tj held-s3", kScoped).dump() << "\n" << ReadFile(a_.log);
-  auto held_pods = admin_->List(*kube::Resource("pods", kScoped),
-                                {.label_selector = "trainingjob.dev/job-name=held-s3"});
+  kube::ListOptions held_selector;
+  held_selector.label_selector = "trainingjob.dev/job-name=held-s3";
+  auto held_pods = admin_->List(*kube::Resource("pods", kScoped), held_selector);
   ASSERT_TRUE(held_pods.ok()) << held_pods.status();
   EXPECT_TRUE((*held_pods)["items"].empty()) << "a held job has no pod";
 
