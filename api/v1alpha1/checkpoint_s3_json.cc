@@ -18,28 +18,22 @@ bool Matches(std::string_view text, const std::regex& pattern) {
   return std::regex_match(text.begin(), text.end(), pattern);
 }
 
-// A Secret data key, as Kubernetes accepts it (IsConfigMapKey): [-._a-zA-Z0-9]+.
-bool IsSecretKey(std::string_view key) {
-  if (key.empty() || key.size() > kMaxSecretKeyLength) return false;
-  for (const char c : key) {
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-          c == '_' || c == '.')) {
+// 1 to `max` letters, digits or characters of `extra`.
+bool IsNameOf(std::string_view text, size_t max, std::string_view extra) {
+  if (text.empty() || text.size() > max) return false;
+  for (const char c : text) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          extra.find(c) != std::string_view::npos)) {
       return false;
     }
   }
   return true;
 }
 
-bool IsRegion(std::string_view region) {
-  if (region.empty() || region.size() > kMaxRegionLength) return false;
-  for (const char c : region) {
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-          c == '_')) {
-      return false;
-    }
-  }
-  return true;
-}
+// A Secret data key, as Kubernetes accepts it (IsConfigMapKey): [-._a-zA-Z0-9]+.
+bool IsSecretKey(std::string_view key) { return IsNameOf(key, kMaxSecretKeyLength, "-_."); }
+// What the SigV4 scope ("aws:amz:<region>:s3") can carry: no ':'.
+bool IsRegion(std::string_view region) { return IsNameOf(region, kMaxRegionLength, "-_"); }
 
 S3CredentialsSecret DecodeCredentialsSecret(const nlohmann::json& value, const std::string& path,
                                             FieldErrors& errors) {
