@@ -1,5 +1,6 @@
 #include "api/v1alpha1/decode.h"
 
+#include "api/v1alpha1/checkpoint_s3_json.h"
 #include "api/v1alpha1/checkpoint_volume_json.h"
 #include "api/v1alpha1/json_fields.h"
 #include "api/v1alpha1/status_json.h"
@@ -148,6 +149,9 @@ CheckpointSpec DecodeCheckpoint(const nlohmann::json& value, const std::string& 
   checkpoint.full_every = r.Int32("fullEvery");
   if (const nlohmann::json* v = r.Field("volume")) {
     checkpoint.volume = DecodeCheckpointVolume(*v, r.Path("volume"), errors);
+  }
+  if (const nlohmann::json* v = r.Field("s3")) {
+    checkpoint.s3 = DecodeCheckpointS3(*v, r.Path("s3"), errors);
   }
   r.RejectUnknown();
   return checkpoint;

@@ -1,5 +1,6 @@
 #include "api/v1alpha1/defaults.h"
 
+#include "api/v1alpha1/checkpoint_s3_json.h"
 #include "api/v1alpha1/checkpoint_volume_json.h"
 
 namespace tj::v1alpha1 {
@@ -37,6 +38,7 @@ TrainingJob WithDefaults(TrainingJob job) {
   if (job.spec.checkpoint && job.spec.checkpoint->volume) {
     DefaultCheckpointVolume(*job.spec.checkpoint->volume);
   }
+  if (job.spec.checkpoint && job.spec.checkpoint->s3) DefaultCheckpointS3(*job.spec.checkpoint->s3);
   return job;
 }
 

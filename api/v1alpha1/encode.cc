@@ -1,5 +1,6 @@
 #include "api/v1alpha1/encode.h"
 
+#include "api/v1alpha1/checkpoint_s3_json.h"
 #include "api/v1alpha1/checkpoint_volume_json.h"
 #include "api/v1alpha1/status_json.h"
 
@@ -80,6 +81,7 @@ nlohmann::json SpecToJson(const TrainingJobSpec& spec) {
     if (spec.checkpoint->volume) {
       checkpoint["volume"] = CheckpointVolumeToJson(*spec.checkpoint->volume);
     }
+    if (spec.checkpoint->s3) checkpoint["s3"] = CheckpointS3ToJson(*spec.checkpoint->s3);
     out["checkpoint"] = std::move(checkpoint);
   }
   return out;

@@ -23,6 +23,16 @@ inline constexpr char kCheckpointKeep[] = "TJ_CHECKPOINT_KEEP";
 // Incremental checkpoints: every this many checkpoints is full, the others hold only the embedding
 // rows changed since the checkpoint before (1: every checkpoint full).
 inline constexpr char kCheckpointFullEvery[] = "TJ_CHECKPOINT_FULL_EVERY";
+// With an s3://bucket/prefix TJ_CHECKPOINT_DIR (spec.checkpoint.s3; the operator sets them on the
+// coordinator and every PS, which write the bucket): the endpoint (http(s)://host[:port]), the
+// region SigV4 signs with, the credentials Secret ("<namespace>/<name>", named in errors about
+// refused credentials) and the access key pair, from that Secret by secretKeyRef (AWS's names).
+// coordinator/checkpoint/s3_location.h (S3OptionsFromEnv) reads them.
+inline constexpr char kS3Endpoint[] = "TJ_S3_ENDPOINT";
+inline constexpr char kS3Region[] = "TJ_S3_REGION";
+inline constexpr char kS3CredentialsSecret[] = "TJ_S3_CREDENTIALS_SECRET";
+inline constexpr char kAwsAccessKeyId[] = "AWS_ACCESS_KEY_ID";
+inline constexpr char kAwsSecretAccessKey[] = "AWS_SECRET_ACCESS_KEY";
 // How long the coordinator waits for a parameter server saving or restoring its checkpoint shard
 // to report progress before it takes the PS for lost (default 60). A save has no total deadline.
 // Not rendered by the operator: set it in the coordinator's pod template when needed.

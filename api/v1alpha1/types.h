@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/v1alpha1/checkpoint_s3.h"
 #include "api/v1alpha1/checkpoint_volume.h"
 #include "api/v1alpha1/enums.h"
 #include "api/v1alpha1/pod_template.h"
@@ -83,6 +84,8 @@ struct CheckpointSpec {
   std::optional<int32_t> full_every;  // fullEvery
   // The claim mounted at dir on the coordinator and every PS; absent: the pods bring their own.
   std::optional<CheckpointVolume> volume;
+  // With an s3://bucket/prefix dir: the endpoint and credentials Secret (not with volume).
+  std::optional<CheckpointS3> s3;
 
   friend bool operator==(const CheckpointSpec&, const CheckpointSpec&) = default;
 };

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "api/v1alpha1/checkpoint_s3_json.h"
 #include "api/v1alpha1/checkpoint_volume_json.h"
 #include "api/v1alpha1/defaults.h"
 #include "api/v1alpha1/dns_names.h"
@@ -192,6 +193,7 @@ void ValidateCheckpoint(const TrainingJobSpec& spec, FieldErrors& errors) {
     CheckAtLeast(errors, "spec.checkpoint.fullEvery", checkpoint.full_every, 1);
   }
   if (checkpoint.volume) ValidateCheckpointVolume(*checkpoint.volume, checkpoint.dir, errors);
+  ValidateCheckpointStorage(checkpoint, errors);
 }
 
 }  // namespace

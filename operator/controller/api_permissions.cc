@@ -21,8 +21,10 @@ const std::vector<ApiPermission>& OperatorApiPermissions() {
        ApiFeature::kAlways, true,
        "the Service informer; one headless Service per replica; scale-down"},
       {"", "secrets", {"get", "create", "patch"}, ApiScope::kJobs, ApiFeature::kAlways, true,
-       "the job's credentials Secret, read by name (JobSecrets), never listed or watched; patch: "
-       "role credentials added to a Secret made before them"},
+       "the job's credentials Secret, read by name (JobSecrets), never listed or watched; get: "
+       "also the checkpoint bucket's credentials Secret (spec.checkpoint.s3, "
+       "Reconciler::CheckpointStorageProblem); patch: role credentials added to a Secret made "
+       "before them"},
       {"", "persistentvolumeclaims", {"get", "create"}, ApiScope::kJobs, ApiFeature::kAlways,
        true,
        "the job's checkpoint claim (spec.checkpoint.volume), read by name before the coordinator "

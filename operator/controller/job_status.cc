@@ -96,6 +96,9 @@ v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& pre
   } else if (!update.checkpoint_volume_problem.empty()) {
     SetJobCondition(next.conditions, ConditionType::kCreated, ConditionStatus::kFalse,
                     kCheckpointVolumeUnavailableReason, update.checkpoint_volume_problem, now);
+  } else if (!update.checkpoint_storage_problem.empty()) {
+    SetJobCondition(next.conditions, ConditionType::kCreated, ConditionStatus::kFalse,
+                    kCheckpointStorageUnavailableReason, update.checkpoint_storage_problem, now);
   } else if (!update.create_failure.empty()) {
     SetJobCondition(next.conditions, ConditionType::kCreated, ConditionStatus::kFalse,
                     kFailedCreateReason, update.create_failure, now);

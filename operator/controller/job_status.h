@@ -20,6 +20,9 @@ inline constexpr char kPodGroupUnavailableReason[] = "PodGroupUnavailable";
 // The reason of a False Created condition (and of its Warning Event): the job's checkpoint claim
 // cannot serve (checkpoint_volume.h).
 inline constexpr char kCheckpointVolumeUnavailableReason[] = "CheckpointVolumeUnavailable";
+// The same for the job's checkpoint bucket (checkpoint_storage.h): its credentials Secret is
+// missing or lacks a key, or the bucket is missing, refuses the credentials or does not answer.
+inline constexpr char kCheckpointStorageUnavailableReason[] = "CheckpointStorageUnavailable";
 // The reason of a False Created condition: the API server refused to create a replica's object.
 inline constexpr char kFailedCreateReason[] = "FailedCreate";
 
@@ -56,6 +59,8 @@ struct StatusUpdate {
   // ReadWriteMany, being deleted), so no pod is created; Created turns False with reason
   // CheckpointVolumeUnavailable (checkpoint_volume.h) and this message.
   std::string checkpoint_volume_problem;
+  // The same for the checkpoint bucket (spec.checkpoint.s3); reason CheckpointStorageUnavailable.
+  std::string checkpoint_storage_problem;
   // Non-empty (and no pod_group_problem): creating the job's objects failed (the API server
   // rejected a pod: a quota, an invalid template); Created turns False with reason FailedCreate
   // and this message until a later create succeeds. The creates are retried.

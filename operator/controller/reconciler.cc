@@ -382,7 +382,12 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   const std::string volume_problem =
       EnsureCheckpointVolume(job_json, job, decision, &volume_error);
   if (!volume_error.ok()) return {volume_error, std::nullopt};
-  const bool may_create_pods = pod_group_problem.empty() && volume_problem.empty();
+  absl::Status storage_error;
+  const std::string storage_problem =
+      EnsureCheckpointStorage(job_json, job, decision, &storage_error);
+  if (!storage_error.ok()) return {storage_error, std::nullopt};
+  const bool may_create_pods =
+      pod_group_problem.empty() && volume_problem.empty() && storage_problem.empty();
 
   // A job never reconciled before (no condition yet) writes its status once, after its objects
   // were requested, counting the pods requested as active: the reconcile that then observes
@@ -402,6 +407,7 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   update.new_preemptions = new_preemptions;
   update.pod_group_problem = pod_group_problem;
   update.checkpoint_volume_problem = volume_problem;
+  update.checkpoint_storage_problem = storage_problem;
   update.create_failure = create_failure;
   if (first_reconcile && may_create_pods) update.requested = decision.to_create;
   if (options_.progress != nullptr) {
@@ -508,7 +514,7 @@ ReconcileResult Reconciler::ReconcileValid(const json& job_json, v1alpha1::Train
   if (!pod_group_problem.empty() && (!requeue || options_.pod_group_retry_interval < *requeue)) {
     requeue = options_.pod_group_retry_interval;
   }
-  if (!volume_problem.empty() &&
+  if ((!volume_problem.empty() || !storage_problem.empty()) &&
       (!requeue || options_.checkpoint_volume_retry_interval < *requeue)) {
     requeue = options_.checkpoint_volume_retry_interval;
   }

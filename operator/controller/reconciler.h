@@ -67,8 +67,8 @@ struct ReconcilerOptions {
   // With a gang scheduler whose PodGroup cannot be made (its CRD not installed, no permission),
   // the job is looked at again after this long: nothing watches for the CRD to appear.
   absl::Duration pod_group_retry_interval = absl::Minutes(1);
-  // A job held because its checkpoint claim cannot serve is looked at again after this long:
-  // claims are not watched.
+  // A job held because its checkpoint claim or bucket cannot serve is looked at again after this
+  // long: claims, Secrets and buckets are not watched.
   absl::Duration checkpoint_volume_retry_interval = absl::Seconds(30);
   // Where creates (and a job's first status write) run; null: in the reconciling thread, before
   // Reconcile returns (tests and tools). Must outlive the Reconciler's last write.
@@ -128,6 +128,7 @@ class Reconciler {
     nlohmann::json pod_group;  // BuildPodGroup's object as last created or confirmed
     std::string last_pod_group_problem;
     std::string last_checkpoint_volume_problem;
+    std::string last_checkpoint_storage_problem;
     bool network_policy_confirmed = false;  // this process made or found the job's policy
     // The token and control certificate of a Secret whose create was dispatched and the cache does
     // not show yet.
@@ -203,6 +204,17 @@ class Reconciler {
                                      const JobDecision& decision, absl::Status* error);
   absl::StatusOr<std::string> CheckpointVolumeProblem(const nlohmann::json& job_json,
                                                       const v1alpha1::TrainingJob& job);
+  // With spec.checkpoint.s3 and a coordinator or PS pod about to be created: the credentials
+  // Secret has both keys and the bucket exists and accepts them (reconciler_checkpoint_storage.cc).
+  // Returns why not, as EnsureCheckpointVolume does.
+  std::string EnsureCheckpointStorage(const nlohmann::json& job_json,
+                                      const v1alpha1::TrainingJob& job,
+                                      const JobDecision& decision, absl::Status* error);
+  absl::StatusOr<std::string> CheckpointStorageProblem(const v1alpha1::TrainingJob& job);
+  // Remembers `problem` (may be empty) as the job's latest of one kind (`last`); true when it is
+  // a problem other than the one remembered, i.e. worth a Warning Event.
+  bool NewJobProblem(const v1alpha1::TrainingJob& job, std::string JobMemory::*last,
+                     const std::string& problem);
   // The job's own pods (controlled by its UID), observed; pods already restarted are left out.
   absl::StatusOr<std::vector<ObservedPod>> ObservePods(const v1alpha1::TrainingJob& job);
   // Notices for `targets` (default: every pod) to the coordinator found among `pods`. Returns

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/v1alpha1/labels.h"
+#include "operator/controller/checkpoint_storage.h"
 #include "operator/controller/checkpoint_volume.h"
 #include "operator/controller/job_status.h"
 #include "operator/controller/reconciler.h"
@@ -90,32 +91,26 @@ std::string Reconciler::EnsureCheckpointVolume(const json& job_json,
                                                const JobDecision& decision, absl::Status* error) {
   // Checked only when a pod that mounts the claim is about to be made: a running pod keeps the
   // volume it mounted, an unchanged job costs no request, and workers never mount it.
-  bool pods_to_create = false;
-  for (ReplicaKey replica : decision.to_create) {
-    pods_to_create |= MountsCheckpointVolume(replica.type);
-  }
-  for (const auto& [replica, restart] : decision.restarts) {
-    pods_to_create |= MountsCheckpointVolume(replica.type);
-  }
-  if (!pods_to_create) return "";
+  if (!CreatesCheckpointWriter(decision)) return "";
   absl::StatusOr<std::string> problem = CheckpointVolumeProblem(job_json, job);
   if (!problem.ok()) {
     *error = problem.status();
     return "";
   }
-  bool new_problem = false;
-  {
-    StdMutexLock lock(mu_);
-    std::string& last =
-        jobs_[absl::StrCat(NamespaceOf(job), "/", job.metadata.name)].last_checkpoint_volume_problem;
-    new_problem = !problem->empty() && last != *problem;
-    last = *problem;
-  }
-  if (new_problem) {
+  if (NewJobProblem(job, &JobMemory::last_checkpoint_volume_problem, *problem)) {
     spdlog::warn("{}/{}: {}", NamespaceOf(job), job.metadata.name, *problem);
     events_.Record(job_json, EventType::kWarning, kCheckpointVolumeUnavailableReason, *problem);
   }
   return *std::move(problem);
+}
+
+bool Reconciler::NewJobProblem(const v1alpha1::TrainingJob& job, std::string JobMemory::*last,
+                               const std::string& problem) {
+  StdMutexLock lock(mu_);
+  std::string& remembered = jobs_[absl::StrCat(NamespaceOf(job), "/", job.metadata.name)].*last;
+  const bool new_problem = !problem.empty() && remembered != problem;
+  remembered = problem;
+  return new_problem;
 }
 
 }  // namespace tj::op

@@ -12,6 +12,7 @@
 #include "coordinator/base/job_roles.h"
 #include "jobcontrol/replica_env.h"
 #include "jobcontrol/tf_config.h"
+#include "operator/controller/checkpoint_storage.h"
 #include "operator/controller/checkpoint_volume.h"
 #include "operator/controller/pod_group.h"
 
@@ -211,6 +212,7 @@ absl::StatusOr<json> BuildReplicaPod(const JobPods& pods, ReplicaKey key,
                            // Readable by a non-root trainer; the pod is the trust boundary.
                            {"defaultMode", 0444}}}});
   AddCheckpointVolume(job, key.type, pod_spec);
+  AddCheckpointStorageEnv(job, key.type, pod_spec);
 
   const auto& scheduling = job.spec.run_policy.scheduling_policy;
   if (options.gang_scheduler != GangScheduler::kNone) {

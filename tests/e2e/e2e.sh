@@ -10,7 +10,7 @@
 #   TJ_E2E_QUICK=1 tests/e2e/e2e.sh       # without the node agent restart (~1 min of waiting for
 #                                         #  the Node to go NotReady), ~1.5 min
 #   TJ_E2E_SCENARIOS="main evict" ...     # only these (names: main bad-input worker coordinator-42
-#                                         #  evict scale operator agent)
+#                                         #  evict scale operator s3 agent)
 #
 # Environment: TJ_BUILD_DIR (default <repo>/build; needs bin/tj-operator, bin/tj-train),
 # TJ_KUBE_KEEP_WORKDIR=1 keeps the workdir. Exit 0 = every check passed; prints "*** SKIPPING ..."
@@ -40,7 +40,7 @@ for tool in kubectl curl promtool; do
   command -v "$tool" >/dev/null || { echo "e2e.sh: $tool not found on PATH" >&2; exit 2; }
 done
 
-default_scenarios="main bad-input worker coordinator-42 evict scale operator"
+default_scenarios="main bad-input worker coordinator-42 evict scale operator s3"
 [[ "${TJ_E2E_QUICK:-0}" == 1 ]] || default_scenarios+=" agent"
 scenarios="${TJ_E2E_SCENARIOS:-$default_scenarios}"
 
@@ -52,6 +52,7 @@ declare -A timing=()
 cleanup() {
   local rc=$?
   stop_agent || true
+  stop_s3 2>/dev/null || true
   "$kt/down.sh" "$wd/cluster" >/dev/null 2>&1 || true
   if (( failed )); then
     printf '\n----- agent log (tail)\n' >&2
@@ -559,6 +560,73 @@ scenario_agent() {
   delete_job "$job"
 }
 
+# examples/digits-s3.yaml against a real S3-compatible server on 127.0.0.1 (SeaweedFS's `weed mini`,
+# scripts/install-s3-server.sh, cached): the pods and the operator are processes of this machine,
+# so they reach it there. Applied before its credentials Secret exists, the job is held
+# (CheckpointStorageUnavailable naming the Secret, a Warning Event, no pod); once the Secret is
+# made, the operator's next look (within 30 s) starts it, and it ends Succeeded with its 900 steps
+# and its checkpoints (manifests and the PS's shard) in the bucket.
+s3_pid=""
+s3_key=tj-e2e-access
+s3_secret=tj-e2e-secret-0123456789
+stop_s3() {
+  [[ -n "$s3_pid" ]] || return 0
+  kill -KILL -- "-$s3_pid" 2>/dev/null || true
+  wait "$s3_pid" 2>/dev/null || true
+  s3_pid=""
+}
+s3_list() { # <prefix, URI-encoded as SigV4 wants it>: the bucket's ListObjectsV2 answer (XML)
+  curl -fsS --max-time 5 --aws-sigv4 "aws:amz:us-east-1:s3" --user "$s3_key:$s3_secret" \
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$s3_endpoint/digits-checkpoints?list-type=2&prefix=$1"
+}
+created_reason() { kc get tj "$1" -o jsonpath='{.status.conditions[?(@.type=="Created")].reason}'; }
+scenario_s3() {
+  local weed job=digits-s3 ports keys manifests
+  weed="$(bash "$repo/scripts/install-s3-server.sh")" || fail "scripts/install-s3-server.sh could not build the S3 test server"
+  mapfile -t ports < <(python3 -c '
+import socket
+socks = [socket.socket() for _ in range(9)]
+for s in socks: s.bind(("127.0.0.1", 0))
+for s in socks: print(s.getsockname()[1])')
+  s3_endpoint="http://127.0.0.1:${ports[0]}"
+  printf '{"identities":[{"name":"tj","credentials":[{"accessKey":"%s","secretKey":"%s"}],"actions":["Read","Write","List","Tagging"]}]}' \
+    "$s3_key" "$s3_secret" >"$wd/s3.json"
+  setsid "$weed" mini -dir="$wd/s3-data" -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3.config="$wd/s3.json" \
+    -bucket=digits-checkpoints -s3.port="${ports[0]}" -s3.port.grpc="${ports[1]}" \
+    -master.port="${ports[2]}" -master.port.grpc="${ports[3]}" -volume.port="${ports[4]}" \
+    -volume.port.grpc="${ports[5]}" -filer.port="${ports[6]}" -filer.port.grpc="${ports[7]}" \
+    -admin.port="${ports[8]}" -s3.port.iceberg=0 -s3.port.lance=0 -webdav=false -admin.ui=false \
+    -master.telemetry=false -s3.autoCreateBucket=false </dev/null >"$wd/s3.log" 2>&1 &
+  s3_pid=$!
+  wait_for 120 "SeaweedFS serves bucket digits-checkpoints at $s3_endpoint" s3_list ""
+
+  sed "s#http://minio.storage.svc.cluster.local:9000#$s3_endpoint#" "$repo/examples/digits-s3.yaml" | kc apply -f - >/dev/null
+  held() { [[ "$(created_reason "$job")" == CheckpointStorageUnavailable ]]; }
+  wait_for 30 "$job held: Created False, CheckpointStorageUnavailable" held
+  kc get tj "$job" -o jsonpath='{.status.conditions[?(@.type=="Created")].message}' | grep -q "Secret default/digits-s3-credentials" ||
+    fail "the held condition does not name the Secret: $(kc get tj "$job" -o jsonpath='{.status.conditions}')"
+  kc get events --field-selector "involvedObject.name=$job,reason=CheckpointStorageUnavailable" -o name | grep -q . ||
+    fail "no CheckpointStorageUnavailable Event on $job"
+  expect_eq "$job pods while held" "$(job_pods "$job")" ""
+
+  kc create secret generic digits-s3-credentials --from-literal=AWS_ACCESS_KEY_ID="$s3_key" \
+    --from-literal=AWS_SECRET_ACCESS_KEY="$s3_secret" >/dev/null
+  wait_succeeded "$job" 240
+  check_accuracy "$job"
+  expect_eq "$job steps" "$(coord_log "$job" | grep -oE 'final: [0-9]+ steps' | tail -1)" "final: 900 steps"
+  # The keys reached the pods from the Secret, not from the pod spec (the coordinator's pod is kept).
+  if kc get pod "$job-coordinator-0" -o json | grep -q "$s3_secret"; then fail "the secret key is in the coordinator pod's spec"; fi
+  keys="$(s3_list runs%2Fdigits-s3%2F | grep -oE '<Key>[^<]+</Key>' | sed -E 's#</?Key>##g')"
+  manifests="$(grep -c '/MANIFEST.json$' <<<"$keys" || true)"
+  expect_ge "$job manifests in s3://digits-checkpoints/runs/digits-s3" "$manifests" 1
+  (( manifests <= 3 )) || fail "$manifests manifests in the bucket, more than keep: 3"
+  grep -v '/MANIFEST.json$' <<<"$keys" | grep -q '/ckpt-' || fail "no shard object in the bucket: $keys"
+  log "ok: the bucket holds $(wc -l <<<"$keys") objects of $job: $(tr '\n' ' ' <<<"$keys")"
+  delete_job "$job"
+  kc delete secret digits-s3-credentials >/dev/null
+  stop_s3
+}
+
 for s in $scenarios; do
   ts=$(date +%s)
   log "===== scenario $s"
@@ -570,6 +638,7 @@ for s in $scenarios; do
     evict) scenario_evict ;;
     scale) scenario_scale ;;
     operator) scenario_operator ;;
+    s3) scenario_s3 ;;
     agent) scenario_agent ;;
     *) fail "unknown scenario '$s' (TJ_E2E_SCENARIOS)" ;;
   esac

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
@@ -185,6 +186,37 @@ TEST_F(OperatorRbacTest, NamespacedInstallIgnoresOtherNamespacesAndUsesOnlyDecla
   const json claim = Get("pvc digits-checkpoint", kScoped);
   ASSERT_TRUE(claim.is_object()) << "no checkpoint claim for the job";
   EXPECT_EQ(claim["metadata"]["ownerReferences"][0]["uid"], job["metadata"]["uid"]);
+
+  // A job whose checkpoint bucket's credentials Secret does not exist: the operator reads the
+  // Secret by name under the chart's Role (secrets get, nothing more) and holds the job.
+  json held = RestrictedJob();
+  held["metadata"]["name"] = "held-s3";
+  held["spec"]["checkpoint"] = {
+      {"dir", "s3://tj-ckpt/held-s3"},
+      {"s3",
+       {{"endpoint", "http://127.0.0.1:9"}, {"credentialsSecret", {{"name", "no-such-secret"}}}}}};
+  const std::string held_file = workdir_ + "/held-s3.json";
+  std::ofstream(held_file) << held.dump();
+  out = Kubectl(absl::StrCat("-n ", kScoped, " apply -f ", Quote(held_file)), &ok);
+  ASSERT_TRUE(ok) << out;
+  EXPECT_TRUE(testing::WaitFor([&] {
+    const json job = Get("tj held-s3", kScoped);
+    if (!job.is_object() || !job.contains("status")) return false;
+    for (const json& c : job["status"].value("conditions", json::array())) {
+      if (c.value("type", "") == "Created" &&
+          c.value("reason", "") == "CheckpointStorageUnavailable" &&
+          absl::StrContains(c.value("message", ""),
+                            absl::StrCat("Secret ", kScoped, "/no-such-secret"))) {
+        return true;
+      }
+    }
+    return false;
+  })) << Get("tj held-s3", kScoped).dump() << "\n" << ReadFile(a_.log);
+  kube::ListOptions held_selector;
+  held_selector.label_selector = "trainingjob.dev/job-name=held-s3";
+  auto held_pods = admin_->List(*kube::Resource("pods", kScoped), held_selector);
+  ASSERT_TRUE(held_pods.ok()) << held_pods.status();
+  EXPECT_TRUE((*held_pods)["items"].empty()) << "a held job has no pod";
 
   // The other namespace is not watched: its job has no pods and no status.
   EXPECT_EQ(PodCount(kUnwatched), 0u);
