@@ -8,8 +8,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/status_macros.h"
+#include "coordinator/checkpoint/checkpoint_store.h"
+#include "coordinator/checkpoint/object_generation_claim.h"
 #include "coordinator/checkpoint/object_transfer.h"
 #include "coordinator/checkpoint/s3_object_store.h"
+#include "spdlog/spdlog.h"
 
 namespace tj {
 namespace {
@@ -55,6 +58,21 @@ absl::StatusOr<ObjectRef> OpenObject(const std::string& path) {
 }
 
 }  // namespace
+
+uint64_t ClaimedGenerationAnywhere(const std::string& root) {
+  if (!IsS3Location(root)) return ClaimedGeneration(root);
+  S3Location location;
+  absl::StatusOr<std::unique_ptr<S3ObjectStore>> store = OpenS3ObjectStore(root, &location);
+  absl::StatusOr<uint64_t> claimed =
+      store.ok() ? ReadClaimedGeneration(**store, location.Key(kStoreGenerationFileName))
+                 : absl::StatusOr<uint64_t>(store.status());
+  if (!claimed.ok()) {
+    spdlog::warn("the coordinator claim in {} could not be read: {}", root,
+                 std::string(claimed.status().message()));
+    return 0;
+  }
+  return *claimed;
+}
 
 absl::StatusOr<v1::SaveShardResponse> SaveShardAnywhere(const VariableStore& store,
                                                         const std::string& path,

@@ -14,6 +14,13 @@
 
 namespace tj {
 
+// The newest coordinator generation that claimed the checkpoint location `root`: a directory's
+// COORDINATOR_GENERATION file (ClaimedGeneration) or an s3:// location's claim object
+// (object_generation_claim.h). 0 when none has; a bucket that cannot be read is logged and read
+// as 0 too, as an unreadable claim file is: every fenced call that touches the bucket (a save, a
+// restore) then fails on its own, and the fence still holds the newest generation seen in calls.
+uint64_t ClaimedGenerationAnywhere(const std::string& root);
+
 absl::StatusOr<v1::SaveShardResponse> SaveShardAnywhere(const VariableStore& store,
                                                         const std::string& path,
                                                         const ShardFileOptions& options = {});

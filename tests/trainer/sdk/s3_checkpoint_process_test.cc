@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/base/coordinator_generation.h"
+#include "coordinator/checkpoint/object_checkpoint_store.h"
 #include "coordinator/checkpoint/s3_object_store.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/ps/ps_error.h"
@@ -34,6 +36,7 @@
 namespace tj::sdk {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::tj::testing::S3TestEnvironment;
 using ::tj::testing::TempDir;
@@ -144,8 +147,8 @@ TEST_F(S3CheckpointProcessTest, APsKilledMidSaveLeavesThePreviousCheckpointTheOn
   PsCheckpointer checkpointer(url_, 3, Clients({&ps}));
   std::optional<absl::StatusOr<SavedCheckpoint>> second;
   std::thread save([&] { second = checkpointer.Save(2, {{"step", 2}}); });
-  const bool writing = WaitFor([&] { return !std::filesystem::is_empty(scratch_.path()); },
-                               absl::Seconds(30));
+  const bool writing =
+      WaitFor([&] { return !std::filesystem::is_empty(scratch_.path()); }, absl::Seconds(30));
   if (writing) ps.process.KillAndWait(SIGKILL);
   save.join();
   ASSERT_TRUE(writing);
@@ -189,6 +192,47 @@ TEST_F(S3CheckpointProcessTest, AMissingEndpointIsNamed) {
   auto saved = PsCheckpointer(url_, 3, Clients({&ps})).Save(1, {});
   EXPECT_TRUE(absl::IsInvalidArgument(saved.status())) << saved.status();
   EXPECT_THAT(saved.status().message(), HasSubstr("TJ_S3_ENDPOINT"));
+}
+
+// A PS that restarts has seen no coordinator; the claim the newest one left in the bucket fences
+// the older ones off from its first call, and a claim made later counts too (as a directory's
+// claim file does: TrainRolesTest.APsKnowsTheNewestCoordinatorFromTheCheckpointDirectorysClaim).
+TEST_F(S3CheckpointProcessTest, APsKnowsTheNewestCoordinatorFromTheBucketsClaim) {
+  struct ResetGeneration {
+    ~ResetGeneration() { SetCoordinatorGenerationForTesting(0); }
+  } reset;
+  const S3Options options = S3TestEnvironment::server()->Options();
+  S3ObjectStore objects(options, testing::kS3TestBucket);
+  const std::string prefix = ParseS3Location(url_)->prefix;
+  ASSERT_TRUE(ObjectCheckpointStore(objects, url_, prefix, 3, 5).Claim().ok());
+  // No coordinator has called this PS yet.
+  auto ps = local::ChildProcess::StartAndWaitListening(TJ_PS_BINARY,
+                                                       {"--address=127.0.0.1:0", "--task=0"}, env_);
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  const std::string shard = url_ + "/fenced.shard";
+
+  SetCoordinatorGenerationForTesting(3);
+  const absl::Status stale = PsClient::Connect(ps->address(), 0)->SaveShard(shard).status();
+  EXPECT_EQ(stale.code(), absl::StatusCode::kFailedPrecondition) << stale;
+  EXPECT_THAT(std::string(stale.message()),
+              AllOf(HasSubstr("generation 3"), HasSubstr("generation 5")));
+  auto size = objects.Size(prefix + "/fenced.shard");
+  ASSERT_TRUE(size.ok()) << size.status();
+  EXPECT_FALSE(size->has_value()) << "the refused save wrote its shard";
+
+  SetCoordinatorGenerationForTesting(5);
+  EXPECT_TRUE(PsClient::Connect(ps->address(), 0)->SaveShard(shard).ok());
+
+  // Generation 7 claims the bucket without calling this PS; generation 6 is refused anyway.
+  ASSERT_TRUE(ObjectCheckpointStore(objects, url_, prefix, 3, 7).Claim().ok());
+  SetCoordinatorGenerationForTesting(6);
+  const absl::Status overtaken = PsClient::Connect(ps->address(), 0)->RestoreShard(shard).status();
+  EXPECT_EQ(overtaken.code(), absl::StatusCode::kFailedPrecondition) << overtaken;
+  EXPECT_THAT(std::string(overtaken.message()), HasSubstr("generation 7"));
+  // And a coordinator of generation 6 cannot claim the bucket back.
+  SetCoordinatorGenerationForTesting(0);
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(ObjectCheckpointStore(objects, url_, prefix, 3, 6).Claim()));
 }
 
 }  // namespace
