@@ -10,6 +10,7 @@
 #include "coordinator/base/status_macros.h"
 #include "coordinator/checkpoint/checkpoint_store.h"
 #include "coordinator/checkpoint/object_generation_claim.h"
+#include "coordinator/checkpoint/object_record_writer.h"
 #include "coordinator/checkpoint/object_transfer.h"
 #include "coordinator/checkpoint/s3_object_store.h"
 #include "spdlog/spdlog.h"
@@ -79,16 +80,11 @@ absl::StatusOr<v1::SaveShardResponse> SaveShardAnywhere(const VariableStore& sto
                                                         const ShardFileOptions& options) {
   if (!IsS3Location(path)) return SaveShardFile(store, path, options);
   TJ_ASSIGN_OR_RETURN(ObjectRef object, OpenObject(path));
-  ScratchFiles scratch;
-  const std::string local = scratch.Next();
-  TJ_ASSIGN_OR_RETURN(v1::SaveShardResponse saved, SaveShardFile(store, local, options));
-  TJ_ASSIGN_OR_RETURN(const FileDigest sent, UploadFile(*object.store, local, object.key));
-  if (sent.bytes != static_cast<uint64_t>(saved.bytes())) {
-    return absl::InternalError(absl::StrCat(object.store->Describe(object.key), ": uploaded ",
-                                            sent.bytes, " bytes of a ", saved.bytes(),
-                                            "-byte shard"));
-  }
-  return saved;
+  TJ_ASSIGN_OR_RETURN(ObjectUploadPtr upload, object.store->BeginUpload(object.key));
+  // Records go into the upload as they are produced; on any error the writer (and with it the
+  // upload) is dropped unfinished, which aborts it.
+  ObjectRecordWriter writer(std::move(upload));
+  return SaveShardRecords(store, writer, options);
 }
 
 absl::StatusOr<v1::RestoreShardResponse> RestoreShardsAnywhere(
