@@ -19,6 +19,7 @@
 #include "tests/coordinator/checkpoint/s3_test_env.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait_for.h"
+#include "tests/tjctl/digits_job.h"
 #include "tjctl/local/process.h"
 
 namespace tj {
@@ -26,29 +27,19 @@ namespace {
 
 using testing::S3TestEnvironment;
 
-constexpr char kDigits[] = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz";
-constexpr int64_t kSteps = 900;  // 20 epochs of 45 steps
+constexpr int64_t kSteps = testing::kDigitsSteps;
 constexpr char kPrefix[] = "jobs/tjctl-run-digits";
 
 class RunS3Test : public ::testing::Test {
  protected:
   void SetUp() override {
     TJ_REQUIRE_S3_SERVER();
-    if (!std::filesystem::exists(kDigits)) GTEST_SKIP() << "python3-sklearn absent";
+    if (!std::filesystem::exists(testing::kDigitsData)) GTEST_SKIP() << "python3-sklearn absent";
     const S3Options options = S3TestEnvironment::server()->Options();
-    const std::string container =
-        absl::StrCat("containers: [{name: trainer, command: [", TJ_TRAIN_BINARY,
-                     "], env: [{name: TJ_S3_ENDPOINT, value: \"", options.endpoint,
-                     "\"}, {name: TJ_S3_PART_BYTES, value: \"", kMinS3PartBytes, "\"}]");
-    std::ofstream(dir_.Join("job.yaml"))
-        << "apiVersion: trainingjob.dev/v1alpha1\nkind: TrainingJob\n"
-        << "metadata: {name: digits}\nspec:\n  replicaSpecs:\n"
-        << "    Coordinator:\n      template: {spec: {" << container
-        << ", args: [--model=softmax, --data=" << kDigits
-        << ", --epochs=20, --step-sleep-ms=10, --log-every-steps=5]}]}}\n"
-        << "    PS:\n      template: {spec: {" << container << "}]}}\n"
-        << "    Worker:\n      replicas: 2\n      template: {spec: {" << container << "}]}}\n"
-        << "  checkpoint: {dir: /unused, intervalSteps: 100}\n";
+    std::ofstream(dir_.Join("job.yaml")) << testing::DigitsJobYaml(
+        TJ_TRAIN_BINARY,
+        absl::StrCat(", env: [{name: TJ_S3_ENDPOINT, value: \"", options.endpoint,
+                     "\"}, {name: TJ_S3_PART_BYTES, value: \"", kMinS3PartBytes, "\"}]"));
     objects_ = std::make_unique<S3ObjectStore>(options, testing::kS3TestBucket);
   }
 
@@ -71,15 +62,9 @@ class RunS3Test : public ::testing::Test {
     run_ = std::make_unique<local::ChildProcess>(*std::move(run));
   }
 
-  nlohmann::json Status() const {
-    std::ifstream in(work_dir() + "/status.json");
-    nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
-    return json.is_discarded() ? nlohmann::json::object() : json;
-  }
+  nlohmann::json Status() const { return testing::ReadJsonFile(work_dir() + "/status.json"); }
   int64_t Step() const {
-    std::ifstream in(work_dir() + "/progress.json");
-    nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
-    return json.is_object() ? json.value("step", int64_t{-1}) : -1;
+    return testing::ReadJsonFile(work_dir() + "/progress.json").value("step", int64_t{-1});
   }
   std::string Log(const std::string& path) const {
     std::ifstream in(path);
