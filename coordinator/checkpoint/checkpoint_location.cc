@@ -65,13 +65,17 @@ class S3Save : public CheckpointSave {
 
 class BucketLocation : public CheckpointLocation {
  public:
-  BucketLocation(std::unique_ptr<S3ObjectStore> objects, const S3Location& location, int keep)
+  BucketLocation(std::unique_ptr<S3ObjectStore> objects, const S3Location& location, int keep,
+                 uint64_t generation)
       : objects_(std::move(objects)),
         url_(location.Url()),
-        store_(*objects_, url_, location.prefix, keep) {}
+        store_(*objects_, url_, location.prefix, keep, generation) {}
   CheckpointLocationKind kind() const override { return CheckpointLocationKind::kS3; }
   const std::string& dir() const override { return url_; }
-  absl::Status Claim() override { return objects_->CheckAccess(); }
+  absl::Status Claim() override {
+    TJ_RETURN_IF_ERROR(objects_->CheckAccess());
+    return store_.Claim();
+  }
   absl::StatusOr<std::unique_ptr<CheckpointSave>> BeginCheckpoint(int64_t step) override {
     TJ_ASSIGN_OR_RETURN(std::unique_ptr<ObjectCheckpointWriter> writer,
                         store_.BeginCheckpoint(step));
@@ -99,7 +103,7 @@ absl::StatusOr<std::unique_ptr<CheckpointLocation>> OpenCheckpointLocation(std::
   }
   S3Location location;
   TJ_ASSIGN_OR_RETURN(std::unique_ptr<S3ObjectStore> objects, OpenS3ObjectStore(dir, &location));
-  return std::make_unique<BucketLocation>(std::move(objects), location, keep);
+  return std::make_unique<BucketLocation>(std::move(objects), location, keep, generation);
 }
 
 }  // namespace tj

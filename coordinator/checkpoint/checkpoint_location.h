@@ -38,7 +38,8 @@ class CheckpointLocation {
   virtual CheckpointLocationKind kind() const = 0;
   virtual const std::string& dir() const = 0;
   // CheckpointStore::Claim for a directory; for S3 a check that the bucket exists and the
-  // credentials are accepted (FailedPrecondition / PermissionDenied naming them).
+  // credentials are accepted (FailedPrecondition / PermissionDenied naming them), then
+  // ObjectCheckpointStore::Claim.
   virtual absl::Status Claim() = 0;
   virtual absl::StatusOr<std::unique_ptr<CheckpointSave>> BeginCheckpoint(int64_t step) = 0;
   virtual absl::StatusOr<std::optional<Checkpoint>> LatestValid(ShardCheck check,

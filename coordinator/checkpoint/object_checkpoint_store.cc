@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "coordinator/base/status_macros.h"
 #include "coordinator/checkpoint/newest_checkpoint.h"
+#include "coordinator/checkpoint/object_generation_claim.h"
 #include "coordinator/checkpoint/object_transfer.h"
 #include "coordinator/checkpoint/retention.h"
 #include "spdlog/spdlog.h"
@@ -39,11 +40,26 @@ std::string NormalizedPrefix(std::string prefix) {
 }  // namespace
 
 ObjectCheckpointStore::ObjectCheckpointStore(ObjectStore& store, std::string url,
-                                             std::string prefix, int keep)
+                                             std::string prefix, int keep, uint64_t generation)
     : store_(store),
       url_(std::move(url)),
       prefix_(NormalizedPrefix(std::move(prefix))),
-      keep_(std::max(keep, 1)) {}
+      keep_(std::max(keep, 1)),
+      generation_(generation) {}
+
+std::string ObjectCheckpointStore::ClaimKey() const {
+  return absl::StrCat(prefix_, kStoreGenerationFileName);
+}
+
+absl::Status ObjectCheckpointStore::Claim() const {
+  return ClaimGeneration(store_, ClaimKey(), generation_);
+}
+
+uint64_t ObjectCheckpointStore::WriterGeneration(int64_t step) const {
+  // Unreadable counts as none: the claim has fenced older writers already, this only spares a
+  // newer one's save in progress.
+  return ReadClaimedGeneration(store_, Key(step, kWriterGenerationFileName)).value_or(0);
+}
 
 std::string ObjectCheckpointStore::StepPrefix(int64_t step) const {
   return absl::StrFormat("%sckpt-%012d/", prefix_, step);
@@ -152,6 +168,7 @@ absl::StatusOr<std::unique_ptr<ObjectCheckpointWriter>> ObjectCheckpointStore::B
   }
   // A missing bucket or refused credentials stop the save here, before any shard is sent.
   TJ_RETURN_IF_ERROR(store_.CheckAccess());
+  TJ_RETURN_IF_ERROR(Claim());
   TJ_ASSIGN_OR_RETURN(const std::vector<ObjectInfo> leftovers, store_.List(StepPrefix(step)));
   if (!leftovers.empty()) {
     absl::StatusOr<Checkpoint> existing = Load(step);
@@ -159,10 +176,18 @@ absl::StatusOr<std::unique_ptr<ObjectCheckpointWriter>> ObjectCheckpointStore::B
       return absl::AlreadyExistsError(
           absl::StrCat("checkpoint ", StepUrl(step), " is already committed"));
     }
+    const uint64_t writer = WriterGeneration(step);
+    if (absl::IsNotFound(existing.status()) && writer > generation_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("checkpoint ", StepUrl(step), " is being written by coordinator generation ",
+                       writer, ", newer than this coordinator's generation ", generation_));
+    }
     TJ_RETURN_IF_ERROR(RemoveCheckpoint(step, absl::IsNotFound(existing.status())
                                                   ? "an unfinished save of the same step"
                                                   : "a corrupt checkpoint of the same step"));
   }
+  TJ_RETURN_IF_ERROR(
+      store_.Put(Key(step, kWriterGenerationFileName), absl::StrCat(generation_, "\n")));
   return std::unique_ptr<ObjectCheckpointWriter>(new ObjectCheckpointWriter(*this, step));
 }
 
@@ -176,7 +201,10 @@ void ObjectCheckpointStore::RemoveStale(int64_t committed_step) const {
                                            [this](int64_t step) { return ReadManifest(step); });
   std::vector<RetentionPlan::Removal> removals = plan.beyond_keep;
   for (const int64_t step : plan.unfinished) {
-    removals.push_back({step, "a save that did not finish"});
+    // A newer coordinator's save in progress is its own to finish or remove.
+    if (WriterGeneration(step) <= generation_) {
+      removals.push_back({step, "a save that did not finish"});
+    }
   }
   for (const auto& [step, why] : removals) {
     if (absl::Status status = RemoveCheckpoint(step, why); !status.ok()) {
@@ -187,7 +215,13 @@ void ObjectCheckpointStore::RemoveStale(int64_t committed_step) const {
 }
 
 ObjectCheckpointWriter::~ObjectCheckpointWriter() {
-  if (committed_) return;
+  if (committed_ || committed_by_another_) return;
+  // A newer coordinator may have taken the step over: not ours then.
+  if (const uint64_t writer = store_.WriterGeneration(step_); writer != store_.generation()) {
+    spdlog::warn("checkpoint {}: left in place: now written by coordinator generation {}",
+                 store_.StepUrl(step_), writer);
+    return;
+  }
   if (absl::Status status = store_.RemoveCheckpoint(step_, "save abandoned before commit");
       !status.ok()) {
     spdlog::warn("checkpoint {}: could not remove the abandoned save: {}", store_.StepUrl(step_),
@@ -230,7 +264,18 @@ absl::Status ObjectCheckpointWriter::Commit(const nlohmann::json& state,
     manifest.shards.push_back(shard);
   }
   TJ_ASSIGN_OR_RETURN(const std::string text, SerializeManifest(manifest));
-  TJ_RETURN_IF_ERROR(store_.objects().Put(store_.Key(step_, kManifestFileName), text));
+  // A newer coordinator that took over meanwhile owns the location now.
+  TJ_RETURN_IF_ERROR(store_.Claim());
+  // Where none is: two coordinators never both commit the step (If-None-Match: *).
+  if (absl::Status put =
+          store_.objects().PutIfUnchanged(store_.Key(step_, kManifestFileName), text, std::nullopt);
+      !put.ok()) {
+    if (!absl::IsAborted(put)) return put;
+    committed_by_another_ = true;
+    return absl::FailedPreconditionError(absl::StrCat("checkpoint ", store_.StepUrl(step_),
+                                                      ": committed by another coordinator ",
+                                                      "meanwhile (", put.message(), ")"));
+  }
   committed_ = true;
   spdlog::info("checkpoint {}: committed step {} ({} shards)", store_.StepUrl(step_), step_,
                shards.size());

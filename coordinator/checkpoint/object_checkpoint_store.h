@@ -5,8 +5,11 @@
 // checkpoint; one whose objects do not match their manifest is skipped for an older one; `keep`
 // retention deletes the objects of older checkpoints.
 //
-// Unlike CheckpointStore there is no generation fencing here yet (docs/decisions.md, Session 8: S3
-// checkpoints): objects have no rename, and a conditional put is not in every S3-compatible server.
+// Coordinators are fenced by generation as in CheckpointStore: the claim object
+// `<prefix>/COORDINATOR_GENERATION` is raised by compare-and-swap (object_generation_claim.h) and
+// refuses older generations; a save in progress records its writer's generation
+// (`ckpt-<step>/WRITER_GENERATION`) so nobody older removes it; and a manifest is put only where
+// none is (If-None-Match: *), so no coordinator overwrites another's committed checkpoint.
 #pragma once
 
 #include <cstdint>
@@ -29,11 +32,21 @@ class ObjectCheckpointStore {
  public:
   // `url` names the location in logs and in Checkpoint::dir ("s3://bucket/prefix"); keys are
   // `prefix` + "/ckpt-...". `store` must outlive this. `keep` below 1 is taken as 1.
-  ObjectCheckpointStore(ObjectStore& store, std::string url, std::string prefix, int keep);
+  // `generation`: the coordinator's (0: none, a process started by hand).
+  ObjectCheckpointStore(ObjectStore& store, std::string url, std::string prefix, int keep,
+                        uint64_t generation = 0);
 
   const std::string& url() const { return url_; }
   int keep() const { return keep_; }
   ObjectStore& objects() const { return store_; }
+  uint64_t generation() const { return generation_; }
+  // The claim object's key: `<prefix>/COORDINATOR_GENERATION`.
+  std::string ClaimKey() const;
+
+  // Raises the claim to this store's generation (ClaimGeneration); FailedPrecondition naming both
+  // generations when a newer coordinator has claimed the location. BeginCheckpoint and Commit
+  // claim; a coordinator claims before it restores, so its predecessor stops saving.
+  absl::Status Claim() const;
 
   // The key of `name` in the checkpoint of `step`.
   std::string Key(int64_t step, std::string_view name) const;
@@ -42,8 +55,9 @@ class ObjectCheckpointStore {
   // The key of a Checkpoint::FilePath() / ShardPath() of a checkpoint this store loaded.
   absl::StatusOr<std::string> KeyOfPath(std::string_view path) const;
 
-  // Starts the save of `step`: leftover objects of an unfinished or corrupt save of the same step
-  // are deleted; a valid committed one is AlreadyExists.
+  // Starts the save of `step`: leftover objects of an unfinished (and not being written by a newer
+  // generation) or corrupt save of the same step are deleted; a valid committed one is
+  // AlreadyExists.
   absl::StatusOr<std::unique_ptr<ObjectCheckpointWriter>> BeginCheckpoint(int64_t step);
 
   // As CheckpointStore's (Checkpoint::dir is "<url>/ckpt-<step>").
@@ -61,11 +75,14 @@ class ObjectCheckpointStore {
   // unfinished save, not a corrupt-looking checkpoint).
   absl::Status RemoveCheckpoint(int64_t step, std::string_view why) const;
   std::string StepPrefix(int64_t step) const;
+  // The generation recorded by the save in progress of `step`; 0 when none is.
+  uint64_t WriterGeneration(int64_t step) const;
 
   ObjectStore& store_;
   const std::string url_;
   const std::string prefix_;  // "" or "a/b/" (with its trailing '/')
   const int keep_;
+  const uint64_t generation_;
 };
 
 // One save in progress: shard objects go to Key(name) (UploadFile, from any process), Commit()
@@ -74,14 +91,17 @@ class ObjectCheckpointWriter {
  public:
   ObjectCheckpointWriter(const ObjectCheckpointWriter&) = delete;
   ObjectCheckpointWriter& operator=(const ObjectCheckpointWriter&) = delete;
-  // An uncommitted save's objects are deleted, so a failed attempt leaves nothing behind.
+  // An uncommitted save's objects are deleted, so a failed attempt leaves nothing behind (unless a
+  // newer coordinator has taken the step over: its objects are its own).
   ~ObjectCheckpointWriter();
 
   int64_t step() const { return step_; }
   absl::StatusOr<std::string> Key(std::string_view name) const;
 
-  // Checks each listed shard object exists with the digest's size, puts MANIFEST.json (the moment
-  // the checkpoint exists), then applies retention. `earlier` as CheckpointWriter::Commit.
+  // Checks each listed shard object exists with the digest's size, claims the location again (a
+  // newer coordinator may have taken over: FailedPrecondition), puts MANIFEST.json where none is
+  // (the moment the checkpoint exists), then applies retention. `earlier` as
+  // CheckpointWriter::Commit.
   absl::Status Commit(const nlohmann::json& state, const std::map<std::string, FileDigest>& shards,
                       const std::vector<ManifestShard>& earlier = {});
 
@@ -93,6 +113,8 @@ class ObjectCheckpointWriter {
   const ObjectCheckpointStore& store_;
   const int64_t step_;
   bool committed_ = false;
+  // Another coordinator's manifest was there first: the step's objects are its checkpoint.
+  bool committed_by_another_ = false;
 };
 
 }  // namespace tj

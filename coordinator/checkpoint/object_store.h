@@ -37,6 +37,12 @@ class ObjectUpload {
 };
 using ObjectUploadPtr = std::unique_ptr<ObjectUpload>;
 
+// A small object as read, with the ETag that names this version of it.
+struct TaggedObject {
+  std::string data;
+  std::string etag;
+};
+
 class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
@@ -53,12 +59,22 @@ class ObjectStore {
   // One small object (a manifest) in one request.
   virtual absl::Status Put(std::string_view key, std::string_view data) = 0;
 
+  // Compare-and-swap for small objects (a coordinator's claim): puts `data` only when the object is
+  // still the version `etag` names, or with no `etag` only when it does not exist; Aborted when
+  // another writer came first (or removed it). The server checks the condition atomically with
+  // the write (S3's If-Match / If-None-Match).
+  virtual absl::Status PutIfUnchanged(std::string_view key, std::string_view data,
+                                      const std::optional<std::string>& etag) = 0;
+
   // Copies up to `size` bytes at `offset` into `out`; fewer only at the end of the object. NotFound
   // naming the object when it does not exist.
   virtual absl::StatusOr<size_t> ReadAt(std::string_view key, uint64_t offset, char* out,
                                         size_t size) = 0;
   // A whole small object; NotFound when absent, DataLoss when larger than `max_bytes`.
   virtual absl::StatusOr<std::string> Get(std::string_view key, uint64_t max_bytes) = 0;
+  // The same with its ETag, for PutIfUnchanged; nullopt when absent.
+  virtual absl::StatusOr<std::optional<TaggedObject>> GetTagged(std::string_view key,
+                                                                uint64_t max_bytes) = 0;
   // The object's size; nullopt when it does not exist.
   virtual absl::StatusOr<std::optional<uint64_t>> Size(std::string_view key) = 0;
   // Every object whose key starts with `prefix`, in key order.

@@ -13,17 +13,18 @@
 #include "coordinator/checkpoint/atomic_file.h"
 #include "coordinator/checkpoint/file_digest.h"
 #include "coordinator/checkpoint/posix_file.h"
+#include "coordinator/checkpoint/record_writer.h"
 
 namespace tj {
 
-class RecordFileWriter {
+class RecordFileWriter : public RecordWriter {
  public:
   // Nothing appears at `path` until Finish() succeeds.
   static absl::StatusOr<std::unique_ptr<RecordFileWriter>> Create(std::string path);
 
   const std::string& path() const { return file_->path(); }
   // Bytes appended so far (framing included; the last ones may still be buffered).
-  uint64_t bytes() const { return digest_.bytes; }
+  uint64_t bytes() const override { return digest_.bytes; }
 
   // Small records are gathered in a buffer; a large one (a PS shard's dense variable, tens of MiB)
   // goes out with the buffered bytes and its frame in one writev, never copied, and is read once
@@ -31,10 +32,10 @@ class RecordFileWriter {
   absl::Status Append(std::string_view record);
   // The same for a record that is the concatenation of `pieces` (a small header and a large view
   // of memory that is never joined into one buffer).
-  absl::Status Append(std::span<const std::string_view> pieces);
+  absl::Status Append(std::span<const std::string_view> pieces) override;
 
   // Writes what is buffered and commits the file; returns its size and CRC-32C.
-  absl::StatusOr<FileDigest> Finish();
+  absl::StatusOr<FileDigest> Finish() override;
 
  private:
   explicit RecordFileWriter(std::unique_ptr<AtomicFile> file);

@@ -31,6 +31,20 @@ absl::Status S3ObjectStore::Put(std::string_view key, std::string_view data) {
   return PerformS3Request(options_, put).status();
 }
 
+absl::Status S3ObjectStore::PutIfUnchanged(std::string_view key, std::string_view data,
+                                           const std::optional<std::string>& etag) {
+  S3Request put{.method = HttpMethod::kPut,
+                .bucket = bucket_,
+                .key = std::string(key),
+                .body = data,
+                .if_match = etag.value_or(""),
+                .if_none_match_any = !etag.has_value()};
+  absl::Status status = PerformS3Request(options_, put).status();
+  // If-Match on an object deleted since it was read: NoSuchKey, another writer's doing too.
+  if (etag.has_value() && absl::IsNotFound(status)) return absl::AbortedError(status.message());
+  return status;
+}
+
 absl::StatusOr<size_t> S3ObjectStore::ReadAt(std::string_view key, uint64_t offset, char* out,
                                              size_t size) {
   if (size == 0) return 0;
@@ -52,13 +66,24 @@ absl::StatusOr<size_t> S3ObjectStore::ReadAt(std::string_view key, uint64_t offs
 }
 
 absl::StatusOr<std::string> S3ObjectStore::Get(std::string_view key, uint64_t max_bytes) {
+  TJ_ASSIGN_OR_RETURN(std::optional<TaggedObject> object, GetTagged(key, max_bytes));
+  if (!object.has_value())
+    return absl::NotFoundError(absl::StrCat(Describe(key), ": no such object"));
+  return std::move(object->data);
+}
+
+absl::StatusOr<std::optional<TaggedObject>> S3ObjectStore::GetTagged(std::string_view key,
+                                                                     uint64_t max_bytes) {
   S3Request get{.method = HttpMethod::kGet, .bucket = bucket_, .key = std::string(key)};
-  TJ_ASSIGN_OR_RETURN(S3Response response, PerformS3Request(options_, get));
-  if (response.body.size() > max_bytes) {
-    return absl::DataLossError(absl::StrCat(Describe(key), ": ", response.body.size(),
+  absl::StatusOr<S3Response> response = PerformS3Request(options_, get);
+  if (absl::IsNotFound(response.status())) return std::optional<TaggedObject>();
+  TJ_RETURN_IF_ERROR(response.status());
+  if (response->body.size() > max_bytes) {
+    return absl::DataLossError(absl::StrCat(Describe(key), ": ", response->body.size(),
                                             " bytes, more than the ", max_bytes, " expected"));
   }
-  return std::move(response.body);
+  return std::optional<TaggedObject>(
+      TaggedObject{std::move(response->body), std::move(response->etag)});
 }
 
 absl::StatusOr<std::optional<uint64_t>> S3ObjectStore::Size(std::string_view key) {

@@ -23,9 +23,13 @@ class S3ObjectStore : public ObjectStore {
   absl::Status CheckAccess() override;
   absl::StatusOr<ObjectUploadPtr> BeginUpload(std::string_view key) override;
   absl::Status Put(std::string_view key, std::string_view data) override;
+  absl::Status PutIfUnchanged(std::string_view key, std::string_view data,
+                              const std::optional<std::string>& etag) override;
   absl::StatusOr<size_t> ReadAt(std::string_view key, uint64_t offset, char* out,
                                 size_t size) override;
   absl::StatusOr<std::string> Get(std::string_view key, uint64_t max_bytes) override;
+  absl::StatusOr<std::optional<TaggedObject>> GetTagged(std::string_view key,
+                                                        uint64_t max_bytes) override;
   absl::StatusOr<std::optional<uint64_t>> Size(std::string_view key) override;
   absl::StatusOr<std::vector<ObjectInfo>> List(std::string_view prefix) override;
   absl::Status Delete(std::string_view key) override;

@@ -148,6 +148,10 @@ absl::Status S3ErrorStatus(const S3Options& options, const S3Request& request,
         "credentials from ", options.credentials_source, " (access key ", options.access_key,
         ") refused for bucket ", request.bucket, " (", detail, ")"));
   }
+  if (code == "PreconditionFailed" || code == "ConditionalRequestConflict" ||
+      response.status == 412) {
+    return absl::AbortedError(detail);
+  }
   if (code == "NoSuchKey" || code == "NoSuchUpload" || response.status == 404) {
     return absl::NotFoundError(detail);
   }
@@ -176,6 +180,12 @@ absl::StatusOr<S3Response> PerformS3Request(const S3Options& options, const S3Re
                          *request.range_offset + request.out_size - 1);
     raw_headers = curl_slist_append(raw_headers, range.c_str());
   }
+  std::string if_match;
+  if (!request.if_match.empty()) {
+    if_match = absl::StrCat("If-Match: ", request.if_match);
+    raw_headers = curl_slist_append(raw_headers, if_match.c_str());
+  }
+  if (request.if_none_match_any) raw_headers = curl_slist_append(raw_headers, "If-None-Match: *");
   std::unique_ptr<curl_slist, HeaderListDeleter> headers(raw_headers);
 
   CURL* c = curl.get();

@@ -24,6 +24,11 @@ struct S3Request {
   std::string key;    // empty: the bucket itself
   std::string query;  // canonical: keys sorted, values URI-encoded (S3QueryValue)
   std::string_view body;
+  // PUT only, a conditional write (S3 since 2024, SeaweedFS, MinIO): `if_match` sends
+  // "If-Match: <etag>" (write only over that version), `if_none_match_any` "If-None-Match: *"
+  // (write only where nothing is). A failed condition is Aborted (S3ErrorStatus).
+  std::string if_match;
+  bool if_none_match_any = false;
   // GET only: bytes [offset, offset + size) land in `out` (a Range request).
   std::optional<uint64_t> range_offset;
   char* out = nullptr;
@@ -53,7 +58,8 @@ absl::StatusOr<S3Response> PerformS3Request(const S3Options& options, const S3Re
                                             long accepted = 0);
 
 // The absl::Status for an S3 error response: NoSuchBucket FailedPrecondition naming the bucket,
-// refused credentials PermissionDenied naming their source, NoSuchKey NotFound, 5xx Unavailable.
+// refused credentials PermissionDenied naming their source, NoSuchKey NotFound, 5xx Unavailable,
+// a failed write condition (412 PreconditionFailed, 409 ConditionalRequestConflict) Aborted.
 absl::Status S3ErrorStatus(const S3Options& options, const S3Request& request,
                            const S3Response& response);
 

@@ -8,8 +8,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/status_macros.h"
+#include "coordinator/checkpoint/checkpoint_store.h"
+#include "coordinator/checkpoint/object_generation_claim.h"
+#include "coordinator/checkpoint/object_record_writer.h"
 #include "coordinator/checkpoint/object_transfer.h"
 #include "coordinator/checkpoint/s3_object_store.h"
+#include "spdlog/spdlog.h"
 
 namespace tj {
 namespace {
@@ -56,21 +60,31 @@ absl::StatusOr<ObjectRef> OpenObject(const std::string& path) {
 
 }  // namespace
 
+uint64_t ClaimedGenerationAnywhere(const std::string& root) {
+  if (!IsS3Location(root)) return ClaimedGeneration(root);
+  S3Location location;
+  absl::StatusOr<std::unique_ptr<S3ObjectStore>> store = OpenS3ObjectStore(root, &location);
+  absl::StatusOr<uint64_t> claimed =
+      store.ok() ? ReadClaimedGeneration(**store, location.Key(kStoreGenerationFileName))
+                 : absl::StatusOr<uint64_t>(store.status());
+  if (!claimed.ok()) {
+    spdlog::warn("the coordinator claim in {} could not be read: {}", root,
+                 std::string(claimed.status().message()));
+    return 0;
+  }
+  return *claimed;
+}
+
 absl::StatusOr<v1::SaveShardResponse> SaveShardAnywhere(const VariableStore& store,
                                                         const std::string& path,
                                                         const ShardFileOptions& options) {
   if (!IsS3Location(path)) return SaveShardFile(store, path, options);
   TJ_ASSIGN_OR_RETURN(ObjectRef object, OpenObject(path));
-  ScratchFiles scratch;
-  const std::string local = scratch.Next();
-  TJ_ASSIGN_OR_RETURN(v1::SaveShardResponse saved, SaveShardFile(store, local, options));
-  TJ_ASSIGN_OR_RETURN(const FileDigest sent, UploadFile(*object.store, local, object.key));
-  if (sent.bytes != static_cast<uint64_t>(saved.bytes())) {
-    return absl::InternalError(absl::StrCat(object.store->Describe(object.key), ": uploaded ",
-                                            sent.bytes, " bytes of a ", saved.bytes(),
-                                            "-byte shard"));
-  }
-  return saved;
+  TJ_ASSIGN_OR_RETURN(ObjectUploadPtr upload, object.store->BeginUpload(object.key));
+  // Records go into the upload as they are produced; on any error the writer (and with it the
+  // upload) is dropped unfinished, which aborts it.
+  ObjectRecordWriter writer(std::move(upload));
+  return SaveShardRecords(store, writer, options);
 }
 
 absl::StatusOr<v1::RestoreShardResponse> RestoreShardsAnywhere(

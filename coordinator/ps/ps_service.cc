@@ -130,7 +130,7 @@ grpc::Status PsService::AdmitCoordinator(const grpc::ServerContext& context,
   // checkpoint directory (when it restored or saved) still fences out the older ones. Read at
   // every fenced call, which are rare, so the claim a successor makes later counts too.
   if (const std::optional<std::string>& root = ShardPathRoot(); root.has_value()) {
-    fence_.Raise(ClaimedGeneration(*root));
+    fence_.Raise(ClaimedGenerationAnywhere(*root));
   }
   return fence_.Admit(context, what);
 }

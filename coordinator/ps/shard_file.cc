@@ -55,26 +55,31 @@ absl::StatusOr<v1::SaveShardResponse> SaveShardFile(const VariableStore& store,
                                                     const ShardFileOptions& options) {
   if (path.empty()) return absl::InvalidArgumentError("save shard: empty path");
   TJ_ASSIGN_OR_RETURN(std::unique_ptr<RecordFileWriter> writer, RecordFileWriter::Create(path));
+  return SaveShardRecords(store, *writer, options);
+}
+
+absl::StatusOr<v1::SaveShardResponse> SaveShardRecords(const VariableStore& store,
+                                                       RecordWriter& writer,
+                                                       const ShardFileOptions& options) {
   ShardPace pace(options, 0);
   int64_t records = 0;
   // Tables go out after the dense variables (ExportState): their share of the file and of the time
   // starts at their first record.
   int64_t table_bytes = 0;
   std::optional<absl::Time> tables_start;
-  TJ_ASSIGN_OR_RETURN(
-      const bool delta,
-      store.ExportState(
-          [&](std::span<const std::string_view> record) -> absl::Status {
-            ++records;
-            const uint64_t before = writer->bytes();
-            const bool table = IsTableRecord(record);
-            if (table && !tables_start.has_value()) tables_start = absl::Now();
-            TJ_RETURN_IF_ERROR(writer->Append(record));
-            if (table) table_bytes += static_cast<int64_t>(writer->bytes() - before);
-            return pace.Advance(static_cast<int64_t>(writer->bytes()));
-          },
-          options.save));
-  TJ_ASSIGN_OR_RETURN(FileDigest digest, writer->Finish());
+  TJ_ASSIGN_OR_RETURN(const bool delta,
+                      store.ExportState(
+                          [&](std::span<const std::string_view> record) -> absl::Status {
+                            ++records;
+                            const uint64_t before = writer.bytes();
+                            const bool table = IsTableRecord(record);
+                            if (table && !tables_start.has_value()) tables_start = absl::Now();
+                            TJ_RETURN_IF_ERROR(writer.Append(record));
+                            if (table) table_bytes += static_cast<int64_t>(writer.bytes() - before);
+                            return pace.Advance(static_cast<int64_t>(writer.bytes()));
+                          },
+                          options.save));
+  TJ_ASSIGN_OR_RETURN(FileDigest digest, writer.Finish());
   v1::SaveShardResponse response;
   response.set_records(records);
   response.set_bytes(static_cast<int64_t>(digest.bytes));

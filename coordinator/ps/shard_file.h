@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "coordinator/checkpoint/file_digest.h"
+#include "coordinator/checkpoint/record_writer.h"
 #include "coordinator/ps/variable_store.h"
 #include "tj/v1/ps.pb.h"
 
@@ -40,6 +41,12 @@ struct ShardFileOptions {
 absl::StatusOr<v1::SaveShardResponse> SaveShardFile(const VariableStore& store,
                                                     const std::string& path,
                                                     const ShardFileOptions& options = {});
+
+// The same into any RecordWriter (a file, an object upload), finishing it; errors leave it
+// unfinished, so nothing appears.
+absl::StatusOr<v1::SaveShardResponse> SaveShardRecords(const VariableStore& store,
+                                                       RecordWriter& writer,
+                                                       const ShardFileOptions& options = {});
 
 // Replaces the store's state with the file's, or with a full save's file followed by deltas, oldest
 // first (`paths`), reading each once: every record's CRC is checked, dense chunks land straight in

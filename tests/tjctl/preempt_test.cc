@@ -13,29 +13,19 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait_for.h"
+#include "tests/tjctl/digits_job.h"
 #include "tjctl/local/process.h"
 
 namespace tj {
 namespace {
 
-constexpr char kDigits[] = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz";
-constexpr int64_t kSteps = 900;  // 20 epochs of 45 steps
+constexpr int64_t kSteps = testing::kDigitsSteps;
 
 class PreemptTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(kDigits)) GTEST_SKIP() << "python3-sklearn absent";
-    const std::string container =
-        absl::StrCat("containers: [{name: trainer, command: [", TJ_TRAIN_BINARY, "]");
-    std::ofstream(dir_.Join("job.yaml"))
-        << "apiVersion: trainingjob.dev/v1alpha1\nkind: TrainingJob\n"
-        << "metadata: {name: digits}\nspec:\n  replicaSpecs:\n"
-        << "    Coordinator:\n      template: {spec: {" << container
-        << ", args: [--model=softmax, --data=" << kDigits
-        << ", --epochs=20, --step-sleep-ms=10, --log-every-steps=5]}]}}\n"
-        << "    PS:\n      template: {spec: {" << container << "}]}}\n"
-        << "    Worker:\n      replicas: 2\n      template: {spec: {" << container << "}]}}\n"
-        << "  checkpoint: {dir: /unused, intervalSteps: 100}\n";
+    if (!std::filesystem::exists(testing::kDigitsData)) GTEST_SKIP() << "python3-sklearn absent";
+    std::ofstream(dir_.Join("job.yaml")) << testing::DigitsJobYaml(TJ_TRAIN_BINARY, "");
   }
 
   void StartRun(const std::vector<std::string>& extra = {}) {
@@ -51,22 +41,19 @@ class PreemptTest : public ::testing::Test {
 
   std::string work_dir() const { return dir_.Join("work"); }
 
-  nlohmann::json Status() const {
-    std::ifstream in(work_dir() + "/status.json");
-    nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
-    return json.is_discarded() ? nlohmann::json::object() : json;
-  }
+  nlohmann::json Status() const { return testing::ReadJsonFile(work_dir() + "/status.json"); }
   // The coordinator's live progress (status.json carries it at the end).
   int64_t Step() const {
-    std::ifstream in(work_dir() + "/progress.json");
-    nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
-    return json.is_object() ? json.value("step", int64_t{-1}) : -1;
+    return testing::ReadJsonFile(work_dir() + "/progress.json").value("step", int64_t{-1});
   }
 
   int Preempt(const std::string& replica, const std::string& grace) {
     auto preempt = local::ChildProcess::Start(
-        {TJCTL_BINARY, {"preempt", "digits", replica, "--grace", grace, "--work-dir", work_dir()},
-         {}, dir_.Join("preempt.log"), {}});
+        {TJCTL_BINARY,
+         {"preempt", "digits", replica, "--grace", grace, "--work-dir", work_dir()},
+         {},
+         dir_.Join("preempt.log"),
+         {}});
     EXPECT_TRUE(preempt.ok());
     auto exit = preempt->WaitForExit(absl::Seconds(120));
     return exit.has_value() ? exit->exit_code : -1;

@@ -20,6 +20,8 @@
 namespace tj {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::S3TestEnvironment;
 
@@ -34,8 +36,8 @@ class ObjectCheckpointStoreTest : public ::testing::Test {
     url_ = absl::StrCat("s3://", testing::kS3TestBucket, "/", prefix_);
   }
 
-  ObjectCheckpointStore Store(int keep = 3) {
-    return ObjectCheckpointStore(*objects_, url_, prefix_, keep);
+  ObjectCheckpointStore Store(int keep = 3, uint64_t generation = 0) {
+    return ObjectCheckpointStore(*objects_, url_, prefix_, keep, generation);
   }
 
   // A record file of `records` records of `record_bytes` bytes each, every one different.
@@ -213,6 +215,89 @@ TEST_F(ObjectCheckpointStoreTest, RefusedCredentialsAreNotMistakenForNoCheckpoin
   auto listed = good.List();
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(listed->size(), 1u) << "nothing half-written";
+}
+
+// Two coordinators at once (a force-deleted pod's process living on): the newer generation owns
+// the bucket's location; the older one can neither begin nor commit a save nor remove the newer
+// one's save in progress, and the claim object never goes back to it.
+TEST_F(ObjectCheckpointStoreTest,
+       AnOlderCoordinatorGenerationIsFencedOffAndKeepsItsHandsOffNewerSaves) {
+  ObjectCheckpointStore older = Store(3, /*generation=*/1);
+  ObjectCheckpointStore newer = Store(3, /*generation=*/2);
+  Save(older, 10, WriteShard("a", 1, 100));
+  auto stale_writer = older.BeginCheckpoint(20);
+  ASSERT_TRUE(stale_writer.ok()) << stale_writer.status();
+  auto stale_key = (*stale_writer)->Key("ps-0.shard");
+  ASSERT_TRUE(stale_key.ok());
+  auto stale_digest = UploadFile(*objects_, WriteShard("stale", 1, 100), *stale_key);
+  ASSERT_TRUE(stale_digest.ok()) << stale_digest.status();
+
+  // The newer one starts (claims before restoring) and takes over step 20.
+  ASSERT_TRUE(newer.Claim().ok());
+  const absl::Status begin = older.BeginCheckpoint(30).status();
+  EXPECT_EQ(begin.code(), absl::StatusCode::kFailedPrecondition) << begin;
+  EXPECT_THAT(std::string(begin.message()),
+              AllOf(HasSubstr("generation 2"), HasSubstr("generation 1"), HasSubstr(url_)));
+  auto writer = newer.BeginCheckpoint(20);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  auto key = (*writer)->Key("ps-0.shard");
+  ASSERT_TRUE(key.ok());
+  auto digest = UploadFile(*objects_, WriteShard("newer", 2, 100), *key);
+  ASSERT_TRUE(digest.ok()) << digest.status();
+
+  // The older one's commit (of a shard the same size as its own) is refused, and its abandoned
+  // writer leaves the newer save alone.
+  const absl::Status commit =
+      (*stale_writer)->Commit({{"global_step", 20}}, {{"ps-0.shard", *digest}});
+  EXPECT_EQ(commit.code(), absl::StatusCode::kFailedPrecondition) << commit;
+  EXPECT_THAT(std::string(commit.message()), HasSubstr("generation 2"));
+  stale_writer->reset();
+  auto size = objects_->Size(*key);
+  ASSERT_TRUE(size.ok()) << size.status();
+  EXPECT_EQ(*size, std::optional<uint64_t>(digest->bytes)) << "the older writer removed it";
+  ASSERT_TRUE((*writer)->Commit({{"global_step", 20}}, {{"ps-0.shard", *digest}}).ok());
+  writer->reset();
+  auto listed = newer.List();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  std::vector<int64_t> steps;
+  for (const CheckpointListing& listing : *listed) steps.push_back(listing.step);
+  EXPECT_THAT(steps, ElementsAre(10, 20));
+  auto latest = newer.LatestValid();
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  ASSERT_TRUE(latest->has_value());
+  EXPECT_EQ((*latest)->step, 20);
+
+  // The older one claiming again changes nothing: the claim object still holds the newer one.
+  EXPECT_EQ(older.Claim().code(), absl::StatusCode::kFailedPrecondition);
+  auto claim = objects_->Get(newer.ClaimKey(), 64);
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  EXPECT_EQ(*claim, "2\n");
+  // A coordinator without generation after one with: refused too, naming the claim object.
+  const absl::Status unversioned = Store(3, 0).Claim();
+  EXPECT_EQ(unversioned.code(), absl::StatusCode::kFailedPrecondition) << unversioned;
+  EXPECT_THAT(std::string(unversioned.message()), HasSubstr(kStoreGenerationFileName));
+}
+
+// A manifest is put only where none is: a coordinator that passed its claim check just before a
+// newer one claimed (the window between the check and the put) still cannot replace the newer
+// one's committed checkpoint of the same step.
+TEST_F(ObjectCheckpointStoreTest, ACommittedManifestIsNeverOverwritten) {
+  ObjectCheckpointStore store = Store(3, 4);
+  auto first = store.BeginCheckpoint(7);
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto key = (*first)->Key("ps-0.shard");
+  ASSERT_TRUE(key.ok());
+  auto digest = UploadFile(*objects_, WriteShard("a", 1, 100), *key);
+  ASSERT_TRUE(digest.ok()) << digest.status();
+  // Another writer's manifest lands first (as one racing this commit would).
+  ASSERT_TRUE(objects_->Put(store.Key(7, kManifestFileName), "{\"other\": true}").ok());
+  const absl::Status commit = (*first)->Commit({{"global_step", 7}}, {{"ps-0.shard", *digest}});
+  EXPECT_EQ(commit.code(), absl::StatusCode::kFailedPrecondition) << commit;
+  EXPECT_THAT(std::string(commit.message()), HasSubstr("committed by another coordinator"));
+  first->reset();  // and leaves the other one's checkpoint in place
+  auto manifest = objects_->Get(store.Key(7, kManifestFileName), 1024);
+  ASSERT_TRUE(manifest.ok());
+  EXPECT_EQ(*manifest, "{\"other\": true}");
 }
 
 }  // namespace

@@ -18,7 +18,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/base/coordinator_generation.h"
+#include "coordinator/checkpoint/object_checkpoint_store.h"
+#include "coordinator/checkpoint/object_transfer.h"
 #include "coordinator/checkpoint/s3_object_store.h"
+#include "coordinator/checkpoint/s3_request.h"
+#include "coordinator/ps/object_shard_file.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/ps/ps_error.h"
 #include "tests/coordinator/checkpoint/s3_test_env.h"
@@ -34,6 +39,7 @@
 namespace tj::sdk {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::tj::testing::S3TestEnvironment;
 using ::tj::testing::TempDir;
@@ -95,6 +101,24 @@ class S3CheckpointProcessTest : public ::testing::Test {
     return clients;
   }
 
+  // Multipart uploads in progress for `key` (ListMultipartUploads).
+  static int UploadsInProgress(const std::string& key) {
+    S3Request list;
+    list.bucket = testing::kS3TestBucket;
+    list.query = "uploads=";  // SeaweedFS lists none with a prefix= of a key with '/' in it
+    absl::StatusOr<S3Response> response =
+        PerformS3Request(S3TestEnvironment::server()->Options(), list);
+    EXPECT_TRUE(response.ok()) << response.status();
+    if (!response.ok()) return -1;
+    int uploads = 0;
+    const std::string tag = absl::StrCat("<Key>", key, "</Key>");
+    for (size_t at = response->body.find(tag); at != std::string::npos;
+         at = response->body.find(tag, at + 1)) {
+      ++uploads;
+    }
+    return uploads;
+  }
+
   TempDir scratch_;
   std::string url_;
   std::map<std::string, std::string> env_;
@@ -133,8 +157,9 @@ TEST_F(S3CheckpointProcessTest, KilledParameterServersComeBackWithTheLastCheckpo
 }
 
 TEST_F(S3CheckpointProcessTest, APsKilledMidSaveLeavesThePreviousCheckpointTheOneRestored) {
-  // 8 MiB written at 4 MiB/s to the scratch file before the upload: about 2 s to kill it in.
-  Ps ps = StartPs(0, 8, 4 * kMiB);
+  // 12 MiB streamed at 3 MiB/s into parts of 5 MiB: the upload starts after about 1.7 s, and the
+  // save has 2.3 s more to go when it is killed.
+  Ps ps = StartPs(0, 12, 3 * kMiB);
   auto first = PsCheckpointer(url_, 3, Clients({&ps})).Save(1, {{"step", 1}});
   ASSERT_TRUE(first.ok()) << first.status();
   auto at_first = ps.client->Pull({"v0"});
@@ -144,11 +169,15 @@ TEST_F(S3CheckpointProcessTest, APsKilledMidSaveLeavesThePreviousCheckpointTheOn
   PsCheckpointer checkpointer(url_, 3, Clients({&ps}));
   std::optional<absl::StatusOr<SavedCheckpoint>> second;
   std::thread save([&] { second = checkpointer.Save(2, {{"step", 2}}); });
-  const bool writing = WaitFor([&] { return !std::filesystem::is_empty(scratch_.path()); },
-                               absl::Seconds(30));
+  // The shard goes up while it is written: a multipart upload is in progress, with no local file.
+  const std::string shard_key = ParseS3Location(url_)->Key(
+      absl::StrCat("ckpt-000000000002/", PsCheckpointer::ShardName(0, 1)));
+  const bool writing = WaitFor([&] { return UploadsInProgress(shard_key) > 0; }, absl::Seconds(30));
+  const bool no_local_file = std::filesystem::is_empty(scratch_.path());
   if (writing) ps.process.KillAndWait(SIGKILL);
   save.join();
   ASSERT_TRUE(writing);
+  EXPECT_TRUE(no_local_file) << "the PS staged its shard in a scratch file";
   ASSERT_FALSE(second->ok());
   EXPECT_EQ(PsTaskOf(second->status()), 0) << second->status();
 
@@ -189,6 +218,86 @@ TEST_F(S3CheckpointProcessTest, AMissingEndpointIsNamed) {
   auto saved = PsCheckpointer(url_, 3, Clients({&ps})).Save(1, {});
   EXPECT_TRUE(absl::IsInvalidArgument(saved.status())) << saved.status();
   EXPECT_THAT(saved.status().message(), HasSubstr("TJ_S3_ENDPOINT"));
+}
+
+// A save cut short after some parts went up (here the caller goes away, as a coordinator that
+// cancels does) aborts its multipart upload: no object, no parts left in the bucket. A whole save
+// of the same store then reads back as the same records a file would hold.
+TEST_F(S3CheckpointProcessTest, ASaveCutShortAbortsItsUploadAndAWholeOneMatchesAFile) {
+  VariableStore store;
+  v1::CreateVariablesRequest create;
+  for (int i = 0; i < 4; ++i) {
+    v1::VariableSpec& spec = *create.add_variables();
+    spec.set_name(absl::StrCat("v", i));
+    spec.add_shape(4 * kMiB / 4);
+    spec.mutable_initializer()->set_kind(v1::Initializer::RANDOM_NORMAL);
+    spec.mutable_initializer()->set_seed(static_cast<uint64_t>(i + 1));
+  }
+  ASSERT_TRUE(store.Create(create).ok());
+  const std::string key = ParseS3Location(url_)->Key("cut.state");
+  ShardFileOptions cut;
+  cut.on_progress = [](int64_t bytes, int64_t) {
+    return bytes > 12 * kMiB ? absl::CancelledError("the coordinator went away") : absl::OkStatus();
+  };
+  const absl::Status cancelled = SaveShardAnywhere(store, url_ + "/cut.state", cut).status();
+  EXPECT_TRUE(absl::IsCancelled(cancelled)) << cancelled;
+  S3ObjectStore objects(S3TestEnvironment::server()->Options(), testing::kS3TestBucket);
+  auto size = objects.Size(key);
+  ASSERT_TRUE(size.ok()) << size.status();
+  EXPECT_FALSE(size->has_value()) << "a cut-short save became visible";
+  EXPECT_EQ(UploadsInProgress(key), 0) << "the multipart upload was not aborted";
+
+  auto streamed = SaveShardAnywhere(store, url_ + "/whole.state");
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  auto file = SaveShardFile(store, scratch_.Join("whole.state"));
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(streamed->bytes(), file->bytes());
+  EXPECT_EQ(streamed->crc32c(), file->crc32c());
+  auto uploaded = ComputeObjectDigest(objects, ParseS3Location(url_)->Key("whole.state"));
+  ASSERT_TRUE(uploaded.ok()) << uploaded.status();
+  EXPECT_EQ(uploaded->bytes, static_cast<uint64_t>(file->bytes()));
+  EXPECT_EQ(uploaded->crc32c, file->crc32c());
+}
+
+// A PS that restarts has seen no coordinator; the claim the newest one left in the bucket fences
+// the older ones off from its first call, and a claim made later counts too (as a directory's
+// claim file does: TrainRolesTest.APsKnowsTheNewestCoordinatorFromTheCheckpointDirectorysClaim).
+TEST_F(S3CheckpointProcessTest, APsKnowsTheNewestCoordinatorFromTheBucketsClaim) {
+  struct ResetGeneration {
+    ~ResetGeneration() { SetCoordinatorGenerationForTesting(0); }
+  } reset;
+  const S3Options options = S3TestEnvironment::server()->Options();
+  S3ObjectStore objects(options, testing::kS3TestBucket);
+  const std::string prefix = ParseS3Location(url_)->prefix;
+  ASSERT_TRUE(ObjectCheckpointStore(objects, url_, prefix, 3, 5).Claim().ok());
+  // No coordinator has called this PS yet.
+  auto ps = local::ChildProcess::StartAndWaitListening(TJ_PS_BINARY,
+                                                       {"--address=127.0.0.1:0", "--task=0"}, env_);
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  const std::string shard = url_ + "/fenced.shard";
+
+  SetCoordinatorGenerationForTesting(3);
+  const absl::Status stale = PsClient::Connect(ps->address(), 0)->SaveShard(shard).status();
+  EXPECT_EQ(stale.code(), absl::StatusCode::kFailedPrecondition) << stale;
+  EXPECT_THAT(std::string(stale.message()),
+              AllOf(HasSubstr("generation 3"), HasSubstr("generation 5")));
+  auto size = objects.Size(prefix + "/fenced.shard");
+  ASSERT_TRUE(size.ok()) << size.status();
+  EXPECT_FALSE(size->has_value()) << "the refused save wrote its shard";
+
+  SetCoordinatorGenerationForTesting(5);
+  EXPECT_TRUE(PsClient::Connect(ps->address(), 0)->SaveShard(shard).ok());
+
+  // Generation 7 claims the bucket without calling this PS; generation 6 is refused anyway.
+  ASSERT_TRUE(ObjectCheckpointStore(objects, url_, prefix, 3, 7).Claim().ok());
+  SetCoordinatorGenerationForTesting(6);
+  const absl::Status overtaken = PsClient::Connect(ps->address(), 0)->RestoreShard(shard).status();
+  EXPECT_EQ(overtaken.code(), absl::StatusCode::kFailedPrecondition) << overtaken;
+  EXPECT_THAT(std::string(overtaken.message()), HasSubstr("generation 7"));
+  // And a coordinator of generation 6 cannot claim the bucket back.
+  SetCoordinatorGenerationForTesting(0);
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(ObjectCheckpointStore(objects, url_, prefix, 3, 6).Claim()));
 }
 
 }  // namespace
