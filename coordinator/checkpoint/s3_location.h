@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace tj {
 
@@ -39,6 +40,11 @@ struct S3Options {
   // environment").
   std::string credentials_source = "the environment";
   size_t part_bytes = kDefaultS3PartBytes;
+  // A limit on each request's whole time, for callers that must not wait on a slow endpoint (the
+  // operator's bucket check runs in a reconcile worker). Zero: none; a request then ends only when
+  // it fails to connect within 10 s or moves no byte for 60 s, so that a large part on a slow link
+  // is never cut short.
+  absl::Duration request_timeout = absl::ZeroDuration();
 };
 
 // From TJ_S3_ENDPOINT (required), TJ_S3_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY

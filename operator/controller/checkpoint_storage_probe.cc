@@ -20,6 +20,7 @@ absl::Status ProbeCheckpointBucket(const v1alpha1::TrainingJob& job,
   options.access_key = credentials.access_key_id;
   options.secret_key = credentials.secret_access_key;
   options.credentials_source = DescribeCredentialsSecret(job);
+  options.request_timeout = kBucketProbeTimeout;
   S3ObjectStore store(std::move(options), location->bucket);
   return store.CheckAccess();
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "api/v1alpha1/types.h"
 #include "operator/controller/checkpoint_storage.h"
 
@@ -14,8 +15,11 @@ namespace tj::op {
 // For a job with spec.checkpoint.s3: OK when the bucket of spec.checkpoint.dir exists at the
 // endpoint and accepts `credentials`. Otherwise the client's error, which names the bucket and
 // endpoint: FailedPrecondition for a bucket that does not exist, PermissionDenied for refused
-// credentials (naming the Secret), Unavailable for an endpoint that does not answer (at most
-// 10 s to connect). The credentials are used for this one request and not kept.
+// credentials (naming the Secret), Unavailable for an endpoint that does not answer within
+// kBucketProbeTimeout, so a silent endpoint holds a reconcile worker no longer than that. The
+// credentials are used for this one request and not kept.
+inline constexpr absl::Duration kBucketProbeTimeout = absl::Seconds(5);
+
 absl::Status ProbeCheckpointBucket(const v1alpha1::TrainingJob& job,
                                    const S3Credentials& credentials);
 
