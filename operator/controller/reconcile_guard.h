@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "coordinator/metrics/metrics_registry.h"
 #include "nlohmann/json.hpp"
-#include "operator/controller/reconciler.h"
+#include "operator/controller/reconciler_options.h"
 
 namespace tj::op {
 

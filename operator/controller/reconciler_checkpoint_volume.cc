@@ -1,10 +1,5 @@
-// The reconciler's checkpoint-volume step: before the coordinator or a PS is created, the claim
-// the job mounts exists (made from claimTemplate when the job has one) and can serve. A claim that
-// cannot (missing, not ReadWriteMany, being deleted, Lost) holds the job: no pod is created (no
-// worker either, it waits with the rest), Created is False naming the claim, a Warning Event says
-// why once per problem, and the job is looked at again after checkpoint_volume_retry_interval
-// (nothing watches claims). Holding, not failing: the claim may be created or fixed later, and a
-// job that never started has written no checkpoint.
+#include "operator/controller/reconciler_checkpoint_volume.h"
+
 #include <optional>
 #include <string>
 
@@ -13,7 +8,6 @@
 #include "operator/controller/checkpoint_storage.h"
 #include "operator/controller/checkpoint_volume.h"
 #include "operator/controller/job_status.h"
-#include "operator/controller/reconciler.h"
 #include "operator/kube/resource.h"
 #include "spdlog/spdlog.h"
 
@@ -21,10 +15,6 @@ namespace tj::op {
 namespace {
 
 using nlohmann::json;
-
-std::string NamespaceOf(const v1alpha1::TrainingJob& job) {
-  return job.metadata.namespace_name.empty() ? std::string("default") : job.metadata.namespace_name;
-}
 
 std::string LabelOf(const json& object, const std::string& label) {
   if (!object.contains("metadata") || !object["metadata"].is_object()) return "";
@@ -35,11 +25,11 @@ std::string LabelOf(const json& object, const std::string& label) {
 
 }  // namespace
 
-absl::StatusOr<std::string> Reconciler::CheckpointVolumeProblem(
-    const json& job_json, const v1alpha1::TrainingJob& job) {
+absl::StatusOr<std::string> CheckpointVolumeStep::Problem(const JobReconcile& reconcile) {
+  const v1alpha1::TrainingJob& job = *reconcile.job;
   const std::optional<std::string> name = CheckpointClaimName(job);
   if (!name) return std::string();
-  const std::string ns = NamespaceOf(job);
+  const std::string ns = JobNamespace(job);
   const std::string what = absl::StrCat("PersistentVolumeClaim ", ns, "/", *name);
   const bool from_template = !job.spec.checkpoint->volume->claim_name.has_value();
   auto ref = kube::Resource("persistentvolumeclaims", ns, *name);
@@ -51,7 +41,7 @@ absl::StatusOr<std::string> Reconciler::CheckpointVolumeProblem(
     if (!collection.ok()) return collection.status();
     claim = client_.Create(*collection, BuildCheckpointClaim(job));
     if (claim.ok()) {
-      events_.Record(job_json, EventType::kNormal, "CreatedCheckpointClaim",
+      events_.Record(*reconcile.job_json, EventType::kNormal, "CreatedCheckpointClaim",
                      absl::StrCat("created ", what, " (reclaimPolicy ",
                                   std::string(v1alpha1::ClaimReclaimPolicyName(
                                       job.spec.checkpoint->volume->reclaim_policy.value_or(
@@ -86,31 +76,25 @@ absl::StatusOr<std::string> Reconciler::CheckpointVolumeProblem(
   return CheckpointClaimProblem(*claim);
 }
 
-std::string Reconciler::EnsureCheckpointVolume(const json& job_json,
-                                               const v1alpha1::TrainingJob& job,
-                                               const JobDecision& decision, absl::Status* error) {
+StepResult CheckpointVolumeStep::Run(JobReconcile& job) {
   // Checked only when a pod that mounts the claim is about to be made: a running pod keeps the
   // volume it mounted, an unchanged job costs no request, and workers never mount it.
-  if (!CreatesCheckpointWriter(decision)) return "";
-  absl::StatusOr<std::string> problem = CheckpointVolumeProblem(job_json, job);
-  if (!problem.ok()) {
-    *error = problem.status();
-    return "";
+  if (!CreatesCheckpointWriter(job.decision)) return StepResult::Continue();
+  absl::StatusOr<std::string> problem = Problem(job);
+  if (!problem.ok()) return StepResult::Fail(problem.status());
+  const bool new_problem = last_problem_.With(job.key, [&](std::string& last) {
+    const bool is_new = !problem->empty() && last != *problem;
+    last = *problem;
+    return is_new;
+  });
+  if (new_problem) {
+    spdlog::warn("{}: {}", job.key, *problem);
+    events_.Record(*job.job_json, EventType::kWarning, kCheckpointVolumeUnavailableReason,
+                   *problem);
   }
-  if (NewJobProblem(job, &JobMemory::last_checkpoint_volume_problem, *problem)) {
-    spdlog::warn("{}/{}: {}", NamespaceOf(job), job.metadata.name, *problem);
-    events_.Record(job_json, EventType::kWarning, kCheckpointVolumeUnavailableReason, *problem);
-  }
-  return *std::move(problem);
-}
-
-bool Reconciler::NewJobProblem(const v1alpha1::TrainingJob& job, std::string JobMemory::*last,
-                               const std::string& problem) {
-  StdMutexLock lock(mu_);
-  std::string& remembered = jobs_[absl::StrCat(NamespaceOf(job), "/", job.metadata.name)].*last;
-  const bool new_problem = !problem.empty() && remembered != problem;
-  remembered = problem;
-  return new_problem;
+  job.checkpoint_volume_problem = *std::move(problem);
+  if (job.checkpoint_volume_problem.empty()) return StepResult::Continue();
+  return StepResult::RequeueAfter(retry_interval_);
 }
 
 }  // namespace tj::op

@@ -1,6 +1,7 @@
 // A KubeClient for unit tests: records each call as "<verb> <resource>[/<subresource>] [name]"
 // and answers from a map of objects by "<resource>/<namespace>/<name>" (create: AlreadyExists
-// when present; get: NotFound when absent), or with `fail` when set.
+// when present; get: NotFound when absent), or with `fail` when set, or with `fail_calls` for
+// the calls of one verb and resource ("create podgroups").
 #pragma once
 
 #include <map>
@@ -18,28 +19,28 @@ class RecordingKubeClient : public kube::KubeClient {
   std::vector<std::string> calls;
   std::map<std::string, nlohmann::json> objects;
   absl::Status fail;  // answered to every call when not OK
+  std::map<std::string, absl::Status> fail_calls;  // by "<verb> <resource>", e.g. "delete pods"
+  std::vector<nlohmann::json> bodies;  // what creates, updates and patches sent, in call order
 
   static std::string Key(const kube::ResourceRef& ref, const std::string& name) {
     return absl::StrCat(ref.resource, "/", ref.namespace_name, "/", name);
   }
 
   absl::StatusOr<nlohmann::json> Get(const kube::ResourceRef& ref) override {
-    Record("get", ref);
-    if (!fail.ok()) return fail;
+    if (absl::Status s = Record("get", ref); !s.ok()) return s;
     auto it = objects.find(Key(ref, ref.name));
     if (it == objects.end()) return absl::NotFoundError(ref.Describe() + " not found");
     return it->second;
   }
   absl::StatusOr<nlohmann::json> List(const kube::ResourceRef& ref,
                                       const kube::ListOptions&) override {
-    Record("list", ref);
-    if (!fail.ok()) return fail;
+    if (absl::Status s = Record("list", ref); !s.ok()) return s;
     return nlohmann::json{{"items", nlohmann::json::array()}};
   }
   absl::StatusOr<nlohmann::json> Create(const kube::ResourceRef& ref,
                                         const nlohmann::json& object) override {
-    Record("create", ref);
-    if (!fail.ok()) return fail;
+    bodies.push_back(object);
+    if (absl::Status s = Record("create", ref); !s.ok()) return s;
     const std::string key = Key(ref, object["metadata"].value("name", ""));
     if (objects.contains(key)) return absl::AlreadyExistsError(key + " exists");
     objects[key] = object;
@@ -47,42 +48,48 @@ class RecordingKubeClient : public kube::KubeClient {
   }
   absl::StatusOr<nlohmann::json> Update(const kube::ResourceRef& ref,
                                         const nlohmann::json& object) override {
-    Record("update", ref);
-    return fail.ok() ? absl::StatusOr<nlohmann::json>(object) : fail;
+    bodies.push_back(object);
+    if (absl::Status s = Record("update", ref); !s.ok()) return s;
+    return object;
   }
   absl::StatusOr<nlohmann::json> UpdateStatus(const kube::ResourceRef& ref,
                                               const nlohmann::json& object) override {
     kube::ResourceRef status = ref;
     status.subresource = "status";
-    Record("update", status);
-    return fail.ok() ? absl::StatusOr<nlohmann::json>(object) : fail;
+    bodies.push_back(object);
+    if (absl::Status s = Record("update", status); !s.ok()) return s;
+    return object;
   }
   absl::StatusOr<nlohmann::json> MergePatch(const kube::ResourceRef& ref,
                                             const nlohmann::json& patch) override {
-    Record("patch", ref);
-    return fail.ok() ? absl::StatusOr<nlohmann::json>(patch) : fail;
+    bodies.push_back(patch);
+    if (absl::Status s = Record("patch", ref); !s.ok()) return s;
+    return patch;
   }
   absl::StatusOr<nlohmann::json> JsonPatch(const kube::ResourceRef& ref,
                                            const nlohmann::json& operations) override {
-    Record("patch", ref);
-    return fail.ok() ? absl::StatusOr<nlohmann::json>(operations) : fail;
+    if (absl::Status s = Record("patch", ref); !s.ok()) return s;
+    return operations;
   }
   absl::StatusOr<nlohmann::json> Delete(const kube::ResourceRef& ref,
                                         const kube::DeleteOptions&) override {
-    Record("delete", ref);
-    return fail.ok() ? absl::StatusOr<nlohmann::json>(nlohmann::json::object()) : fail;
+    if (absl::Status s = Record("delete", ref); !s.ok()) return s;
+    return nlohmann::json::object();
   }
   absl::Status Watch(const kube::ResourceRef& ref, const std::string&, const kube::WatchOptions&,
                      const kube::WatchHandler&) override {
-    Record("watch", ref);
-    return fail;
+    return Record("watch", ref);
   }
 
  private:
-  void Record(const char* verb, const kube::ResourceRef& ref) {
+  // Records the call; what to answer instead of the object (OK: answer it).
+  absl::Status Record(const char* verb, const kube::ResourceRef& ref) {
     calls.push_back(absl::StrCat(verb, " ", ref.resource,
                                  ref.subresource.empty() ? "" : "/", ref.subresource,
                                  ref.name.empty() ? "" : " ", ref.name));
+    if (!fail.ok()) return fail;
+    auto it = fail_calls.find(absl::StrCat(verb, " ", ref.resource));
+    return it == fail_calls.end() ? absl::OkStatus() : it->second;
   }
 };
 

@@ -1,5 +1,5 @@
-// The Reconciler's asynchronous writes: creates (and a job's first status write) handed to the
-// write executor, their expectations, and what their answers mean for the job.
+#include "operator/controller/job_writes.h"
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/v1alpha1/labels.h"
+#include "operator/controller/job_status.h"
 #include "operator/controller/reconcile_guard.h"
-#include "operator/controller/reconciler.h"
 #include "spdlog/spdlog.h"
 #include "coordinator/base/std_mutex.h"
 
@@ -41,7 +41,7 @@ json InvolvedObject(const json& job) {
 std::string NameIn(const std::string& object) { return object.substr(object.find('/') + 1); }
 
 // "5 pods (a, b, c, d, e)", "1 service (a)".
-std::string Described(const std::string& kind, std::vector<std::string> names) {
+std::string Described(const char* kind, std::vector<std::string> names) {
   std::sort(names.begin(), names.end());
   return absl::StrCat(names.size(), " ", kind, names.size() == 1 ? "" : "s", " (",
                       absl::StrJoin(names, ", "), ")");
@@ -49,21 +49,55 @@ std::string Described(const std::string& kind, std::vector<std::string> names) {
 
 }  // namespace
 
-struct Reconciler::WriteBatch {
+const char* WriteKindName(WriteKind kind) {
+  switch (kind) {
+    case WriteKind::kSecret:
+      return "secret";
+    case WriteKind::kPod:
+      return "pod";
+    case WriteKind::kService:
+      return "service";
+    case WriteKind::kStatus:
+      return "status";
+  }
+  return "object";
+}
+
+struct JobWrites::Batch {
   std::string key;
   json job_json;  // InvolvedObject: enough for Events and the job's name
   std::vector<Write> writes;
   StdMutex mu;
   size_t remaining ABSL_GUARDED_BY(mu) = 0;
-  std::map<std::string, std::vector<std::string>> created ABSL_GUARDED_BY(mu);  // by kind
+  std::map<WriteKind, std::vector<std::string>> created ABSL_GUARDED_BY(mu);
   std::vector<std::string> failures ABSL_GUARDED_BY(mu);
   bool failed ABSL_GUARDED_BY(mu) = false;
 };
 
-void Reconciler::Dispatch(const std::string& key, const json& job_json, std::vector<Write> writes,
-                          absl::Time now) {
+JobWrites::JobWrites(ClusterView& view, EventSink& events, WriteExecutor& executor,
+                     ReconcileCounting& counting, const ReconcilerOptions& options)
+    : view_(view),
+      events_(events),
+      executor_(executor),
+      counting_(counting),
+      options_(options),
+      expectations_(options.expectations_ttl) {}
+
+std::string JobWrites::CreateFailure(const std::string& key) const {
+  return memory_.Get(key).create_failure;
+}
+
+void JobWrites::Forget(const std::string& key) {
+  memory_.Forget(key);
+  expectations_.Forget(key);
+}
+
+void JobWrites::Dispatch(const std::string& key, const json& job_json, std::vector<Write> writes,
+                         absl::Time now) {
   if (writes.empty()) return;
-  auto batch = std::make_shared<WriteBatch>();
+  std::stable_sort(writes.begin(), writes.end(),
+                   [](const Write& a, const Write& b) { return a.kind < b.kind; });
+  auto batch = std::make_shared<Batch>();
   batch->key = key;
   batch->job_json = InvolvedObject(job_json);
   batch->writes = std::move(writes);
@@ -75,19 +109,19 @@ void Reconciler::Dispatch(const std::string& key, const json& job_json, std::vec
   bool writes_status = false;
   for (const Write& w : batch->writes) {
     objects.push_back(w.object);
-    writes_status |= w.kind == "status";
+    writes_status |= w.kind == WriteKind::kStatus;
   }
-  if (writes_status) {
-    StdMutexLock lock(mu_);
-    JobMemory& memory = jobs_[key];
+  // Made here even without a status write: the answers record a refused create in it.
+  memory_.With(key, [&](Memory& memory) {
+    if (!writes_status) return;
     memory.status_in_flight = true;
     memory.awaited_status_version.clear();
     memory.seen_versions.clear();
-  }
+  });
   // Recorded before the first write goes out: its answer (or informer event) may come at once.
   expectations_.Expect(key, objects, now);
   for (size_t i = 0; i < batch->writes.size(); ++i) {
-    writes_.Submit(
+    executor_.Submit(
         [this, batch, i] {
           // Building the object runs here, on the executor's thread: one job's odd template
           // must fail its write, not end the process.
@@ -100,13 +134,12 @@ void Reconciler::Dispatch(const std::string& key, const json& job_json, std::vec
   }
 }
 
-void Reconciler::Finished(WriteBatch& batch, size_t index, const absl::StatusOr<json>& result) {
+void JobWrites::Finished(Batch& batch, size_t index, const absl::StatusOr<json>& result) {
   const Write& w = batch.writes[index];
-  const bool is_status = w.kind == "status";
+  const bool is_status = w.kind == WriteKind::kStatus;
   // A cache shows a created object through its informer (ObjectObserved); a live view at once.
   // Secrets have no informer (they are read by name): the answer is the observation.
-  bool observed_now = !result.ok() || view_.Live() || w.kind == "secret";
-  if (result.ok() && w.kind == "secret") view_.SecretWritten(*result);
+  bool observed_now = !result.ok() || view_.Live() || w.kind == WriteKind::kSecret;
   if (result.ok()) {
     if (is_status) {
       if (!view_.Live())
@@ -115,44 +148,28 @@ void Reconciler::Finished(WriteBatch& batch, size_t index, const absl::StatusOr<
       StdMutexLock lock(batch.mu);
       batch.created[w.kind].push_back(NameIn(w.object));
     }
-    if (w.kind == "pod") {
-      StdMutexLock lock(mu_);
-      ++counters_.pods_created;
-    }
+    if (w.kind == WriteKind::kPod) counting_.PodCreated();
   } else if (is_status) {
     // A Conflict (the job changed meanwhile): the retry decides again from a fresh cache.
     spdlog::debug("{}: first status write: {}", batch.key, result.status().ToString());
-    {
-      StdMutexLock lock(mu_);
-      auto it = jobs_.find(batch.key);  // gone: the job was deleted meanwhile
-      if (it != jobs_.end()) {
-        it->second.status_in_flight = false;
-        it->second.awaited_status_version.clear();
-        it->second.seen_versions.clear();
-      }
-    }
+    memory_.IfPresent(batch.key, [](Memory& memory) {  // none: the job was deleted meanwhile
+      memory.status_in_flight = false;
+      memory.awaited_status_version.clear();
+      memory.seen_versions.clear();
+    });
     StdMutexLock lock(batch.mu);
     batch.failed = true;
   } else {
     const bool exists = absl::IsAlreadyExists(result.status());
     // Exists: made by an earlier reconcile whose answer the cache has not shown yet, or the old
     // pod of a restarted replica not gone yet (its deletion brings the job back). Either way no
-    // longer awaited. A Secret found existing holds another token: the cache's is the one.
+    // longer awaited.
     std::string failure;
     if (!exists) {
-      failure = absl::StrCat("creating ", w.kind, " ", NameIn(w.object),
+      failure = absl::StrCat("creating ", WriteKindName(w.kind), " ", NameIn(w.object),
                              " failed: ", std::string(result.status().message()));
-    }
-    {
-      StdMutexLock lock(mu_);
-      auto it = jobs_.find(batch.key);  // gone: the job was deleted meanwhile
-      if (it != jobs_.end()) {
-        if (w.kind == "secret") {
-          it->second.token.clear();
-          it->second.tls.reset();
-        }
-        if (!failure.empty()) it->second.create_failure = failure;
-      }
+      // None: the job was deleted meanwhile.
+      memory_.IfPresent(batch.key, [&](Memory& memory) { memory.create_failure = failure; });
     }
     if (!failure.empty()) {
       spdlog::warn("{}: {}", batch.key, failure);
@@ -170,9 +187,9 @@ void Reconciler::Finished(WriteBatch& batch, size_t index, const absl::StatusOr<
   if (last) BatchDone(batch);
 }
 
-void Reconciler::BatchDone(WriteBatch& batch) {
+void JobWrites::BatchDone(Batch& batch) {
   // Every write has finished (the last one calls this): the lock only orders their results.
-  std::map<std::string, std::vector<std::string>> created;
+  std::map<WriteKind, std::vector<std::string>> created;
   std::vector<std::string> failures;
   bool failed = false;
   {
@@ -184,11 +201,12 @@ void Reconciler::BatchDone(WriteBatch& batch) {
   // One Event for what this reconcile created ("created the token secret, 5 pods (...) and 5
   // services (...)"): a burst of new jobs posts one Event per job, not one per object.
   std::vector<std::string> parts;
-  if (created.contains("secret")) {
-    parts.push_back(absl::StrCat("the token secret ", created["secret"].front()));
+  if (created.contains(WriteKind::kSecret)) {
+    parts.push_back(absl::StrCat("the token secret ", created[WriteKind::kSecret].front()));
   }
-  if (created.contains("pod")) parts.push_back(Described("pod", created["pod"]));
-  if (created.contains("service")) parts.push_back(Described("service", created["service"]));
+  for (WriteKind kind : {WriteKind::kPod, WriteKind::kService}) {
+    if (created.contains(kind)) parts.push_back(Described(WriteKindName(kind), created[kind]));
+  }
   if (!parts.empty()) {
     std::string message = "created ";
     for (size_t i = 0; i < parts.size(); ++i) {
@@ -203,21 +221,19 @@ void Reconciler::BatchDone(WriteBatch& batch) {
   }
   bool cleared = false;
   if (!failed) {
-    StdMutexLock lock(mu_);
-    auto it = jobs_.find(batch.key);
-    if (it != jobs_.end() && !it->second.create_failure.empty()) {
-      it->second.create_failure.clear();
-      cleared = true;
-    }
+    memory_.IfPresent(batch.key, [&](Memory& memory) {
+      cleared = !memory.create_failure.empty();
+      memory.create_failure.clear();
+    });
   }
   if (options_.on_writes_done && (failed || cleared)) {
     options_.on_writes_done(batch.key, failed);
   }
 }
 
-void Reconciler::StatusWritten(const std::string& key, const json& job_json,
+void JobWrites::StatusWritten(const std::string& key, const json& job_json,
                                const std::string& version) {
-  // Read before mu_ is taken: the informer updates its cache, then calls JobObserved (mu_).
+  // Read before memory_'s lock is taken: the informer updates its cache, then calls JobObserved.
   // Either JobObserved runs after the version is recorded below and matches it, or it ran
   // before, and then the cache (read here after it) or seen_versions holds the version.
   ObjectPtr cached =
@@ -226,11 +242,8 @@ void Reconciler::StatusWritten(const std::string& key, const json& job_json,
                 MetadataField(job_json, "name"));
   const std::string cached_version = cached ? MetadataField(*cached, "resourceVersion") : "";
   bool observed = false;
-  {
-    StdMutexLock lock(mu_);
-    auto it = jobs_.find(key);
-    if (it == jobs_.end() || !it->second.status_in_flight) return;
-    JobMemory& memory = it->second;
+  memory_.IfPresent(key, [&](Memory& memory) {
+    if (!memory.status_in_flight) return;
     if (version.empty() || cached_version == version || memory.seen_versions.contains(version)) {
       memory.status_in_flight = false;
       memory.awaited_status_version.clear();
@@ -239,21 +252,18 @@ void Reconciler::StatusWritten(const std::string& key, const json& job_json,
     } else {
       memory.awaited_status_version = version;
     }
-  }
+  });
   if (observed) expectations_.Observed(key, "status");
 }
 
-void Reconciler::JobObserved(const json& job) {
+void JobWrites::JobObserved(const json& job) {
   std::string ns = MetadataField(job, "namespace");
   if (ns.empty()) ns = "default";
   const std::string key = absl::StrCat(ns, "/", MetadataField(job, "name"));
   const std::string version = MetadataField(job, "resourceVersion");
   bool observed = false;
-  {
-    StdMutexLock lock(mu_);
-    auto it = jobs_.find(key);
-    if (it == jobs_.end() || !it->second.status_in_flight) return;
-    JobMemory& memory = it->second;
+  memory_.IfPresent(key, [&](Memory& memory) {
+    if (!memory.status_in_flight) return;
     if (!memory.awaited_status_version.empty()) {
       if (memory.awaited_status_version != version) return;
       memory.status_in_flight = false;
@@ -263,11 +273,11 @@ void Reconciler::JobObserved(const json& job) {
     } else if (memory.seen_versions.size() < 64) {
       memory.seen_versions.insert(version);
     }
-  }
+  });
   if (observed) expectations_.Observed(key, "status");
 }
 
-Observation Reconciler::ObjectObserved(const std::string& resource, const json& object) {
+Observation JobWrites::ObjectObserved(const std::string& resource, const json& object) {
   const auto metadata = object.find("metadata");
   if (metadata == object.end() || !metadata->is_object()) return Observation::kNotAwaited;
   const auto labels = metadata->find("labels");

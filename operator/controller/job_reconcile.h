@@ -1,0 +1,85 @@
+// One reconcile of one TrainingJob as its steps (reconcile_step.h) share it: what the Reconciler
+// read before the first step, then what each step found or decided, in step order. A field is
+// written by one step and read by the ones after it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "api/v1alpha1/types.h"
+#include "jobcontrol/job_phase.h"
+#include "nlohmann/json.hpp"
+#include "operator/controller/coordinator_rpc.h"
+#include "operator/controller/job_writes.h"
+#include "operator/controller/observed_pod.h"
+#include "operator/controller/replica_objects.h"
+
+namespace tj::op {
+
+struct JobReconcile {
+  // Read by the Reconciler before the steps.
+  std::string key;  // "namespace/name"
+  absl::Time now;
+  const nlohmann::json* job_json = nullptr;  // the job as read, for Events and status writes
+  // Shared by this reconcile's queued writes, which build their objects when they run: a burst
+  // holds thousands of writes queued, and their built objects were most of the memory.
+  std::shared_ptr<const v1alpha1::TrainingJob> job;
+  v1alpha1::TrainingJobStatus status;  // as the job has it
+  // No create of the job is awaited (read before the pods: an expectation observed after this
+  // point is in the cache already).
+  bool creations_settled = true;
+  std::vector<ObservedPod> pods;  // the job's own, those already restarted left out
+  std::string create_failure;     // the last refused create (JobWrites::CreateFailure)
+
+  // SecretStep: the job's token (empty: the job runs open), the operator's control certificate
+  // and whether the Secret holds the job's CA (pods made now get TLS).
+  std::string token;
+  std::shared_ptr<const CoordinatorTls> control_tls;
+  bool secret_has_tls = false;
+
+  int new_preemptions = 0;  // NoticesStep: disruption signals first seen now
+
+  // DecideStep.
+  JobDecision decision;
+  std::shared_ptr<const JobPods> job_pods;  // set when pods are to be created or restarted
+
+  // Why no pod may be created now (PodGroupStep, CheckpointVolumeStep, CheckpointStorageStep);
+  // empty: nothing holds it.
+  std::string pod_group_problem;
+  std::string checkpoint_volume_problem;
+  std::string checkpoint_storage_problem;
+
+  // StatusStep: a first reconcile's status is written after the creates, on the executor.
+  bool first_reconcile = false;
+
+  // Creates and a first status write, handed to the executor by the last step (WritesStep).
+  std::vector<Write> writes;
+
+  bool PodsToCreate() const { return !decision.to_create.empty() || !decision.restarts.empty(); }
+  bool MayCreatePods() const {
+    return pod_group_problem.empty() && checkpoint_volume_problem.empty() &&
+           checkpoint_storage_problem.empty();
+  }
+};
+
+// The job's namespace ("default" when unset) and "namespace/name".
+std::string JobNamespace(const v1alpha1::TrainingJob& job);
+std::string JobKey(const v1alpha1::TrainingJob& job);
+
+// metadata.name of an object, or "".
+std::string ObjectName(const nlohmann::json& object);
+
+const ObservedPod* FindPod(const std::vector<ObservedPod>& pods, ReplicaKey key);
+// The running coordinator with an IP, or null.
+const ObservedPod* RunningCoordinator(const std::vector<ObservedPod>& pods);
+// "podIP:2222" of the running coordinator, or "".
+std::string CoordinatorAddress(const ObservedPod* coordinator);
+// How the operator calls this coordinator: TLS with the job's control certificate when the pod
+// serves TLS, plaintext for a pod of an operator before TLS (null).
+std::shared_ptr<const CoordinatorTls> TlsFor(const std::string& job_key,
+                                             const ObservedPod* coordinator,
+                                             const std::shared_ptr<const CoordinatorTls>& tls);
+
+}  // namespace tj::op

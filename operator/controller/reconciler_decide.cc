@@ -1,0 +1,47 @@
+#include "operator/controller/reconciler_decide.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "jobcontrol/restart_decision.h"
+
+namespace tj::op {
+
+StepResult DecideStep::Run(JobReconcile& job) {
+  // A PS that was disrupted makes the coordinator's next failure part of the same disruption.
+  const absl::Time last_ps_disruption = notices_.LastPsDisruption(job);
+  JobObservation observation;
+  for (const ObservedPod& pod : job.pods) {
+    ReplicaObservation r{pod.key, pod.phase, pod.termination};
+    if (pod.key.type == ReplicaType::kCoordinator && pod.phase == ReplicaPhase::kTerminated &&
+        last_ps_disruption != absl::InfinitePast()) {
+      const absl::Duration since = std::max(job.now - last_ps_disruption, absl::ZeroDuration());
+      if (CoordinatorExitFollowsPsDisruption(pod.termination, since)) {
+        r.termination.disrupted = true;
+      }
+    }
+    observation.replicas.push_back(r);
+  }
+  observation.restarts_so_far = job.status.restart_count;
+  if (job.status.start_time) observation.active_for = job.now - *job.status.start_time;
+  job.decision = DecideJobPhase(*job.job, observation);
+  if (!job.PodsToCreate()) return StepResult::Continue();
+
+  // TLS for new pods once the Secret has the job's certificates, unless a pod of the job serves
+  // plaintext (made by an operator before TLS): replicas of one job must speak alike, so such a
+  // job runs plaintext until all of its pods are gone.
+  const bool tls_pods = job.secret_has_tls && std::all_of(job.pods.begin(), job.pods.end(),
+                                                          [](const ObservedPod& p) { return p.tls; });
+  absl::StatusOr<std::shared_ptr<const JobPods>> built = JobPods::Create(job.job, tls_pods);
+  if (!built.ok()) {
+    const ReconcileResult refused = invalid_.Reconcile(
+        *job.job_json, job.key, absl::StrCat("spec.replicaSpecs: ", built.status().message()),
+        job.now);
+    if (!refused.status.ok()) return StepResult::Fail(refused.status);
+    return StepResult::Stop(refused.requeue_after);
+  }
+  job.job_pods = *std::move(built);
+  return StepResult::Continue();
+}
+
+}  // namespace tj::op

@@ -1,0 +1,110 @@
+#include "operator/controller/reconciler_status.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "api/v1alpha1/enums.h"
+#include "api/v1alpha1/status_json.h"
+#include "operator/controller/job_status.h"
+#include "operator/kube/resource.h"
+
+namespace tj::op {
+namespace {
+
+using nlohmann::json;
+
+// The last True condition: the job's state as `kubectl get tj` shows it.
+std::optional<v1alpha1::ConditionType> CurrentState(const v1alpha1::TrainingJobStatus& status) {
+  std::optional<v1alpha1::ConditionType> state;
+  for (const v1alpha1::JobCondition& c : status.conditions) {
+    if (c.status == v1alpha1::ConditionStatus::kTrue) state = c.type;
+  }
+  return state;
+}
+
+}  // namespace
+
+absl::Status WriteJobStatus(kube::KubeClient& client, const json& job_json,
+                            const v1alpha1::TrainingJobStatus& status) {
+  json object = job_json;
+  object["status"] = v1alpha1::TrainingJobStatusToJson(status);
+  const json& meta = job_json["metadata"];
+  auto ref =
+      kube::Resource("trainingjobs", meta.value("namespace", "default"), meta.value("name", ""));
+  if (!ref.ok()) return ref.status();
+  auto updated = client.UpdateStatus(*ref, object);
+  return updated.ok() ? absl::OkStatus() : updated.status();
+}
+
+StepResult StatusStep::Run(JobReconcile& job) {
+  const JobDecision& decision = job.decision;
+  // A job never reconciled before (no condition yet) writes its status once, after its objects
+  // were requested, counting the pods requested as active: the reconcile that then observes
+  // them Pending finds nothing to write. The status-before-action rule does not concern it,
+  // unless it has something to restart (pods of an earlier leader whose first status write never
+  // landed): then it is written first.
+  job.first_reconcile = job.status.conditions.empty() && decision.restarts.empty();
+  StatusUpdate update;
+  update.pods = &job.pods;
+  update.decision = &decision;
+  if (job.job->metadata.other.contains("generation") &&
+      job.job->metadata.other["generation"].is_number_integer()) {
+    update.generation = job.job->metadata.other["generation"].get<int64_t>();
+  }
+  update.now = job.now;
+  update.job_name = job.job->metadata.name;
+  update.new_preemptions = job.new_preemptions;
+  update.pod_group_problem = job.pod_group_problem;
+  update.checkpoint_volume_problem = job.checkpoint_volume_problem;
+  update.checkpoint_storage_problem = job.checkpoint_storage_problem;
+  update.create_failure = job.create_failure;
+  if (job.first_reconcile && job.MayCreatePods()) update.requested = decision.to_create;
+  if (options_.progress != nullptr) {
+    const ObservedPod* coordinator = RunningCoordinator(job.pods);
+    if (coordinator != nullptr) {
+      options_.progress->Refresh(job.key, CoordinatorAddress(coordinator), job.token,
+                                 TlsFor(job.key, coordinator, job.control_tls));
+    }
+    if (std::optional<v1alpha1::TrainingProgress> p = options_.progress->Latest(job.key)) {
+      update.step = p->step;
+      update.last_checkpoint_step = p->last_checkpoint_step;
+    }
+  }
+  const v1alpha1::TrainingJobStatus next = NextJobStatus(job.status, update);
+  if (job.first_reconcile) {
+    json object = *job.job_json;
+    object["status"] = v1alpha1::TrainingJobStatusToJson(next);
+    auto ref = kube::Resource("trainingjobs", JobNamespace(*job.job), job.job->metadata.name);
+    if (!ref.ok()) return StepResult::Fail(ref.status());
+    job.writes.push_back({"status", WriteKind::kStatus, [this, ref = *ref, object = std::move(object)] {
+                            return client_.UpdateStatus(ref, object);
+                          }});
+  } else if (!(next == job.status)) {
+    if (absl::Status s = WriteJobStatus(client_, *job.job_json, next); !s.ok()) {
+      return StepResult::Fail(s);
+    }
+  }
+  // On a first reconcile the one Event listing the objects created says it (a burst of new jobs
+  // posts one Event per job).
+  const bool created_event_covers = job.first_reconcile && decision.phase == JobPhase::kCreated;
+  if (CurrentState(next) != CurrentState(job.status) && !created_event_covers) {
+    const bool bad = decision.phase == JobPhase::kFailed || decision.phase == JobPhase::kRestarting;
+    events_.Record(*job.job_json, bad ? EventType::kWarning : EventType::kNormal,
+                   std::string(JobPhaseName(decision.phase)), decision.message);
+  }
+
+  std::optional<absl::Duration> requeue;
+  if (options_.progress != nullptr && decision.phase == JobPhase::kRunning) {
+    requeue = options_.progress_interval;
+  }
+  const bool finished =
+      decision.phase == JobPhase::kSucceeded || decision.phase == JobPhase::kFailed;
+  const std::optional<int64_t> deadline = job.job->spec.run_policy.active_deadline_seconds;
+  if (deadline && next.start_time && !finished) {
+    const absl::Duration left = *next.start_time + absl::Seconds(*deadline) - job.now;
+    requeue = SoonerRequeue(requeue, std::max(left, absl::ZeroDuration()));
+  }
+  return requeue ? StepResult::RequeueAfter(*requeue) : StepResult::Continue();
+}
+
+}  // namespace tj::op

@@ -1,0 +1,106 @@
+// StatusStep over fakes: a first reconcile's status is queued after the creates (the requested
+// pods counted active) and written now only otherwise; a refused write stops the reconcile
+// before anything is acted on; an unchanged status is not written; the phase Event; the
+// activeDeadlineSeconds and progress requeues.
+#include "operator/controller/reconciler_status.h"
+
+#include "api/v1alpha1/status_json.h"
+#include "tests/operator/controller/reconcile_step_fixture.h"
+
+namespace tj::op::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+class StatusStepTest : public StepTest {
+ protected:
+  JobReconcile Deciding(JobPhase phase) {
+    JobReconcile r = Reconcile();
+    r.decision.phase = phase;
+    r.decision.reason = std::string(JobPhaseName(phase));
+    r.decision.message = "because";
+    return r;
+  }
+  StatusStep step_{client_, events_, options_};
+};
+
+TEST_F(StatusStepTest, AFirstReconcileQueuesItsStatusAfterTheCreatesCountingThemActive) {
+  SetJob();
+  JobReconcile r = Deciding(JobPhase::kCreated);
+  r.decision.to_create = {{ReplicaType::kCoordinator, 0}, {ReplicaType::kWorker, 0}};
+  EXPECT_EQ(step_.Run(r).next, StepResult::Next::kContinue);
+  EXPECT_TRUE(r.first_reconcile);
+  EXPECT_THAT(client_.calls, IsEmpty()) << "written after the creates, on the executor";
+  ASSERT_THAT(Queued(r), ElementsAre("status"));
+  EXPECT_EQ(r.writes[0].kind, WriteKind::kStatus);
+  EXPECT_THAT(events_.events(), IsEmpty()) << "the one Created Event of the writes says it";
+
+  ASSERT_TRUE(r.writes[0].call().ok());
+  EXPECT_THAT(client_.calls, ElementsAre("update trainingjobs/status digits"));
+  const nlohmann::json& status = client_.bodies[0]["status"];
+  EXPECT_EQ(status["replicaStatuses"]["Worker"]["active"], 1);
+  EXPECT_EQ(status["replicaStatuses"]["Coordinator"]["active"], 1);
+  EXPECT_EQ(status["state"], "Created");
+}
+
+TEST_F(StatusStepTest, HeldPodsAreNotCountedAsRequested) {
+  SetJob();
+  JobReconcile r = Deciding(JobPhase::kCreated);
+  r.decision.to_create = {{ReplicaType::kCoordinator, 0}};
+  r.pod_group_problem = "no PodGroup";
+  step_.Run(r);
+  ASSERT_TRUE(r.writes[0].call().ok());
+  EXPECT_FALSE(client_.bodies[0]["status"].contains("replicaStatuses") &&
+               client_.bodies[0]["status"]["replicaStatuses"].contains("Coordinator"));
+}
+
+TEST_F(StatusStepTest, ALaterChangeIsWrittenBeforeAnythingIsDoneAndAConflictStops) {
+  SetJob("", 2, {{"conditions", {{{"type", "Created"}, {"status", "True"}, {"reason", "Created"},
+                                  {"lastTransitionTime", "2027-01-15T08:00:00Z"}}}}});
+  AllRunning();
+  JobReconcile r = Deciding(JobPhase::kRunning);
+  EXPECT_EQ(step_.Run(r).next, StepResult::Next::kContinue);
+  EXPECT_FALSE(r.first_reconcile);
+  EXPECT_THAT(client_.calls, ElementsAre("update trainingjobs/status digits"));
+  EXPECT_TRUE(r.writes.empty());
+  EXPECT_THAT(events_.events(), ElementsAre("Normal Running: because"));
+
+  client_.fail_calls["update trainingjobs"] = absl::AbortedError("conflict");
+  JobReconcile stale = Deciding(JobPhase::kRunning);
+  const StepResult result = step_.Run(stale);
+  EXPECT_EQ(result.next, StepResult::Next::kStop);
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kAborted);
+}
+
+TEST_F(StatusStepTest, AnUnchangedStatusIsNotWritten) {
+  SetJob("", 2, {{"conditions", {{{"type", "Created"}, {"status", "True"}, {"reason", "Created"},
+                                  {"lastTransitionTime", "2027-01-15T08:00:00Z"}}}}});
+  AllRunning();
+  JobReconcile r = Deciding(JobPhase::kRunning);
+  step_.Run(r);
+  ASSERT_THAT(client_.calls, ElementsAre("update trainingjobs/status digits"));
+  SetJob("", 2, client_.bodies[0]["status"]);
+  client_.calls.clear();
+  JobReconcile again = Deciding(JobPhase::kRunning);
+  step_.Run(again);
+  EXPECT_THAT(client_.calls, IsEmpty());
+}
+
+TEST_F(StatusStepTest, ComesBackAtTheActiveDeadlineAndForProgressWhileRunning) {
+  SetJob("  runPolicy: {activeDeadlineSeconds: 600}\n", 2,
+         {{"startTime", "2027-01-15T08:00:00Z"},
+          {"conditions", {{{"type", "Created"}, {"status", "True"}, {"reason", "Created"},
+                           {"lastTransitionTime", "2027-01-15T08:00:00Z"}}}}});
+  now_ = absl::FromCivil(absl::CivilSecond(2027, 1, 15, 8, 9, 0), absl::UTCTimeZone());
+  JobReconcile r = Deciding(JobPhase::kCreated);
+  EXPECT_EQ(step_.Run(r).requeue_after, absl::Seconds(60));
+
+  FixedProgress progress;
+  options_.progress = &progress;
+  JobReconcile running = Deciding(JobPhase::kRunning);
+  EXPECT_EQ(step_.Run(running).requeue_after, absl::Seconds(30)) << "progress_interval, sooner";
+}
+
+}  // namespace
+}  // namespace tj::op::testing

@@ -1,0 +1,124 @@
+// The Reconciler over fakes (no API server): its steps in order; a new job's first reconcile
+// makes the Secret, the pods, the Services and then the status, once, with one Event; creates
+// awaited in a cache make the next reconcile create nothing and come back at their expiry; an
+// invalid spec fails a job that has no pods; a deleted job is forgotten.
+#include "operator/controller/reconciler.h"
+
+#include "tests/operator/controller/reconcile_step_fixture.h"
+
+namespace tj::op::testing {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+class ReconcilerTest : public StepTest {
+ protected:
+  Reconciler& Make() {
+    options_.clock = [this] { return now_; };
+    reconciler_ = std::make_unique<Reconciler>(view_, client_, notifier_, events_, options_);
+    return *reconciler_;
+  }
+  std::unique_ptr<Reconciler> reconciler_;
+};
+
+TEST_F(ReconcilerTest, RunsItsStepsInOrder) {
+  EXPECT_THAT(Make().StepNames(),
+              ElementsAre("Finished", "Secret", "AwaitCreations", "NetworkPolicy", "Services",
+                          "Notices", "StuckPods", "Decide", "PodGroup", "CheckpointVolume",
+                          "CheckpointStorage",
+                          "Status", "Pods", "Dispatch"));
+}
+
+TEST_F(ReconcilerTest, ANewJobGetsItsSecretPodsServicesAndStatusOnceWithOneEvent) {
+  SetJob();
+  const ReconcileResult result = Make().Reconcile("ml/digits");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_FALSE(result.requeue_after.has_value()) << "inline writes read back live are observed";
+  EXPECT_THAT(client_.calls,
+              ElementsAre("create secrets", "create pods", "create pods", "create pods",
+                          "create pods", "create services", "create services", "create services",
+                          "create services", "update trainingjobs/status digits"));
+  EXPECT_THAT(events_.events(),
+              ElementsAre("Normal Created: created the token secret digits-job-token, 4 pods "
+                          "(digits-coordinator-0, digits-ps-0, digits-worker-0, digits-worker-1) "
+                          "and 4 services (digits-coordinator-0, digits-ps-0, digits-worker-0, "
+                          "digits-worker-1)"));
+  ASSERT_FALSE(client_.bodies.empty());
+  EXPECT_EQ(client_.bodies.back()["status"]["replicaStatuses"]["Worker"]["active"], 2);
+}
+
+TEST_F(ReconcilerTest, ARefusedCheckpointBucketHoldsANewJobsPodsAndComesBack) {
+  SetJob("  checkpoint:\n    dir: s3://tj-ckpt/digits\n    s3:\n      endpoint: http://s3.test\n"
+         "      credentialsSecret: {name: ckpt-s3}\n");
+  client_.objects["secrets/ml/ckpt-s3"] = {
+      {"metadata", {{"name", "ckpt-s3"}, {"namespace", "ml"}}},
+      {"data", {{"AWS_ACCESS_KEY_ID", "QUtJQUVYQU1QTEU="}, {"AWS_SECRET_ACCESS_KEY", "c2VjcmV0"}}}};
+  options_.checkpoint_bucket_probe = [](const v1alpha1::TrainingJob&, const S3Credentials&) {
+    return absl::FailedPreconditionError("bucket tj-ckpt does not exist at http://s3.test");
+  };
+  const ReconcileResult result = Make().Reconcile("ml/digits");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_EQ(result.requeue_after, absl::Seconds(30)) << "buckets are not watched";
+  EXPECT_THAT(client_.calls, Contains("get secrets ckpt-s3"));
+  EXPECT_THAT(client_.calls, Not(Contains("create pods"))) << "no pod while the bucket is missing";
+  bool held = false;
+  for (const nlohmann::json& body : client_.bodies) {
+    if (!body.contains("status")) continue;
+    for (const nlohmann::json& c : body["status"].value("conditions", nlohmann::json::array())) {
+      held |= c.value("type", "") == "Created" && c.value("status", "") == "False" &&
+              c.value("reason", "") == "CheckpointStorageUnavailable" &&
+              c.value("message", "").find("bucket tj-ckpt does not exist") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(held) << ::testing::PrintToString(client_.calls);
+  EXPECT_TRUE(events_.Has("Warning CheckpointStorageUnavailable"));
+}
+
+TEST_F(ReconcilerTest, CreatesAwaitedInACacheHoldTheNextReconcileUntilTheyExpire) {
+  SetJob();
+  view_.live = false;
+  Reconciler& reconciler = Make();
+  ASSERT_TRUE(reconciler.Reconcile("ml/digits").status.ok());
+  const size_t calls = client_.calls.size();
+  now_ += absl::Minutes(1);
+  const ReconcileResult again = reconciler.Reconcile("ml/digits");
+  ASSERT_TRUE(again.status.ok()) << again.status;
+  EXPECT_EQ(client_.calls.size(), calls) << "a missing pod may be one being created";
+  EXPECT_EQ(again.requeue_after, absl::Minutes(4)) << "the expectations' expiry";
+}
+
+TEST_F(ReconcilerTest, AnInvalidSpecFailsAJobThatHasNoPods) {
+  SetJob("", /*workers=*/-1);
+  const ReconcileResult result = Make().Reconcile("ml/digits");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_THAT(client_.calls, ElementsAre("update trainingjobs/status digits"));
+  EXPECT_EQ(client_.bodies[0]["status"]["state"], "Failed");
+  EXPECT_THAT(client_.bodies[0]["status"].dump(), HasSubstr("spec.replicaSpecs.Worker.replicas"));
+  EXPECT_TRUE(events_.Has("Warning InvalidSpec"));
+}
+
+TEST_F(ReconcilerTest, ADeletedJobIsForgotten) {
+  SetJob();
+  view_.live = false;
+  Reconciler& reconciler = Make();
+  ASSERT_TRUE(reconciler.Reconcile("ml/digits").status.ok());
+  ASSERT_FALSE(reconciler.expectations().Pending("ml/digits").empty());
+  view_.jobs.clear();
+  EXPECT_TRUE(reconciler.Reconcile("ml/digits").status.ok());
+  EXPECT_THAT(reconciler.expectations().Pending("ml/digits"), IsEmpty());
+}
+
+TEST_F(ReconcilerTest, AReadThatFailsIsAnErrorNotAnEmptyJob) {
+  SetJob();
+  view_.fail_pods = absl::UnavailableError("cache not synced");
+  const ReconcileResult result = Make().Reconcile("ml/digits");
+  EXPECT_TRUE(absl::IsUnavailable(result.status));
+  EXPECT_THAT(client_.calls, IsEmpty()) << "nothing is recreated from an unreadable world";
+}
+
+}  // namespace
+}  // namespace tj::op::testing
