@@ -8,8 +8,8 @@
 #include "operator/controller/checkpoint_storage.h"
 #include "operator/controller/checkpoint_volume.h"
 #include "operator/controller/job_status.h"
+#include "operator/controller/reconcile_hold.h"
 #include "operator/kube/resource.h"
-#include "spdlog/spdlog.h"
 
 namespace tj::op {
 namespace {
@@ -82,19 +82,9 @@ StepResult CheckpointVolumeStep::Run(JobReconcile& job) {
   if (!CreatesCheckpointWriter(job.decision)) return StepResult::Continue();
   absl::StatusOr<std::string> problem = Problem(job);
   if (!problem.ok()) return StepResult::Fail(problem.status());
-  const bool new_problem = last_problem_.With(job.key, [&](std::string& last) {
-    const bool is_new = !problem->empty() && last != *problem;
-    last = *problem;
-    return is_new;
-  });
-  if (new_problem) {
-    spdlog::warn("{}: {}", job.key, *problem);
-    events_.Record(*job.job_json, EventType::kWarning, kCheckpointVolumeUnavailableReason,
-                   *problem);
-  }
   job.checkpoint_volume_problem = *std::move(problem);
-  if (job.checkpoint_volume_problem.empty()) return StepResult::Continue();
-  return StepResult::RequeueAfter(retry_interval_);
+  return WarnOnceAndHold(last_problem_, job, events_, kCheckpointVolumeUnavailableReason,
+                         job.checkpoint_volume_problem, retry_interval_);
 }
 
 }  // namespace tj::op
