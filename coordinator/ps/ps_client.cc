@@ -93,21 +93,6 @@ absl::Status PsClient::PullInto(const std::vector<std::string>& names,
   return absl::OkStatus();
 }
 
-absl::Status PsClient::Push(const std::vector<std::string>& names,
-                            std::vector<v1::Tensor> deltas) const {
-  if (names.size() != deltas.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("push has ", names.size(), " names but ", deltas.size(), " deltas"));
-  }
-  // The deltas' bytes are sent from where they are: the buffer keeps them alive until written.
-  grpc::ByteBuffer request = EncodePushRequest(names, std::move(deltas));
-  grpc::ByteBuffer response;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  return Translate(grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-      channel_.get(), raw_push_, &context, request, &response));
-}
-
 absl::StatusOr<v1::PsHealthResponse> PsClient::Health() const {
   v1::PsHealthRequest request;
   v1::PsHealthResponse response;
@@ -241,7 +226,6 @@ absl::StatusOr<Result> PsClient::FinishShardStream(const char* method,
 
 void PsClient::CreateAsync(grpc::ClientContext& context, const v1::CreateVariablesRequest& request,
                            v1::CreateVariablesResponse& response, Done done) const {
-  SetDeadline(context);
   stub_->async()->CreateVariables(&context, &request, &response, Translating(std::move(done)));
 }
 
@@ -262,13 +246,6 @@ void PsClient::PullRawAsync(grpc::ClientContext& context, const v1::PullRequest&
   SetDeadline(context);
   grpc::internal::CallbackUnaryCall<v1::PullRequest, grpc::ByteBuffer>(
       channel_.get(), raw_pull_, &context, &request, &response, Translating(std::move(done)));
-}
-
-void PsClient::PushRawAsync(grpc::ClientContext& context, const grpc::ByteBuffer& request,
-                            grpc::ByteBuffer& response, Done done) const {
-  SetDeadline(context);
-  grpc::internal::CallbackUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-      channel_.get(), raw_push_, &context, &request, &response, Translating(std::move(done)));
 }
 
 void PsClient::LookupAsync(grpc::ClientContext& context, const v1::LookupRequest& request,
