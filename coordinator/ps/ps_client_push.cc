@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "coordinator/base/std_mutex.h"
 #include "coordinator/ps/dense_wire.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/ps/push_window.h"
@@ -36,7 +36,7 @@ struct PsClient::PushAttempts {
   grpc::ByteBuffer* response = nullptr;
   Done done;
   absl::Time give_up;
-  absl::Mutex mu;
+  StdMutex mu;
   std::vector<std::unique_ptr<grpc::ClientContext>> retries ABSL_GUARDED_BY(mu);
 };
 
@@ -86,7 +86,7 @@ void PsClient::SendPush(grpc::ClientContext& context,
         if (HeldBack(context, status) && absl::Now() < attempts->give_up) {
           grpc::ClientContext* next = nullptr;
           {
-            absl::MutexLock lock(&attempts->mu);
+            StdMutexLock lock(attempts->mu);
             next = attempts->retries.emplace_back(std::make_unique<grpc::ClientContext>()).get();
           }
           PreparePush(*next, *attempts->request);

@@ -2,6 +2,7 @@
 
 #include "coordinator/base/job_tls.h"
 
+#include <grpc/grpc.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
@@ -63,6 +64,12 @@ absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(std::string address, i
   builder.AddListeningPort(address, RuntimeServerCredentials(), &ps->port_);
   builder.RegisterService(&ps->service_);
   ConfigureRuntimeServer(builder, kPsMaxMessageBytes);
+  // The push window (PushWindow) bounds the bodies a PS reads at once, but gRPC receives a body
+  // before the handler reads it up to the stream's flow-control window, which its bandwidth-delay
+  // probing grows to many MiB on a fast link: pushes waiting for the window would then sit in
+  // receive buffers anyway. Without the probe an unread stream gets the default 64 KiB; a stream
+  // being read still opens to its message's size, so admitted pushes arrive at full speed.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   ps->server_ = builder.BuildAndStart();
   if (ps->server_ == nullptr || ps->port_ == 0) {
     return absl::UnavailableError(
