@@ -402,12 +402,14 @@ int Run(Config config) {
       100 * Median(shard_cached), 100 * Median(dd_cached));
   std::printf("  PS CPU busy during save %.0f%%, during restore %.0f%% of one CPU (median)\n",
               100 * Median(save_cpu), 100 * Median(restore_cpu));
-  // The PS holds the state when each restore starts: what the restore adds on top of it.
-  std::printf(
-      "  PS memory during restore (median): %.0f MiB resident before, peak %.0f MiB "
-      "(+%.0f MiB, %.2fx the shard's %.0f MiB above what it held)\n\n",
-      Median(rss_before), Median(peak_rss), Median(peak_rss) - Median(rss_before),
-      (Median(peak_rss) - Median(rss_before)) / shard_mib, shard_mib);
+  // The PS holds the state when each restore starts: what the restore adds on top of it. The first
+  // restore shows it best: later ones start with what earlier ones freed and the process kept.
+  std::printf("  PS memory, resident before -> peak during each restore (MiB; shard %.0f MiB):",
+              shard_mib);
+  for (size_t i = 0; i < reps.size(); ++i) {
+    std::printf("%s %.0f -> %.0f", i == 0 ? "" : ",", rss_before[i], peak_rss[i]);
+  }
+  std::printf("\n\n");
 
   const double write_ratio = checkpoint_mib_s / dd_write_mib_s;
   const double restore_ratio = restore_mib_s / dd_read_mib_s;

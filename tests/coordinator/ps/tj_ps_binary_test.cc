@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -325,6 +326,9 @@ TEST(TjPsBinaryTest, ARestoreHoldsOneStateAtATime) {
   EXPECT_EQ(restored->num_variables(), kVariables);
 
   const int64_t peak_after = ProcStatusBytes(child->pid(), "VmHWM");
+  std::printf("PS peak %lld MiB before the restore, %lld MiB after (state %lld MiB)\n",
+              static_cast<long long>(peak_before >> 20), static_cast<long long>(peak_after >> 20),
+              static_cast<long long>(kStateBytes >> 20));
   EXPECT_LT(peak_after - peak_before, kStateBytes / 3)
       << "peak " << (peak_before >> 20) << " MiB before the restore, " << (peak_after >> 20)
       << " MiB after";
@@ -375,6 +379,8 @@ TEST(TjPsBinaryTest, ManyWorkersPushingAtOnceStayWithinThePushWindow) {
   for (const absl::Status& status : failed) EXPECT_TRUE(status.ok()) << status;
 
   const int64_t grown = ProcStatusBytes(child->pid(), "VmHWM") - peak_before;
+  std::printf("PS peak grew by %lld MiB while %d workers pushed at once\n",
+              static_cast<long long>(grown >> 20), kWorkers);
   EXPECT_LT(grown, (int64_t{8} << 20) + (int64_t{24} << 20))
       << "the PS's peak grew by " << (grown >> 20) << " MiB";
   auto values = client->Pull({"w"});
