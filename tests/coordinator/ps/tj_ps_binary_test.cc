@@ -339,9 +339,10 @@ TEST(TjPsBinaryTest, ARestoreHoldsOneStateAtATime) {
 }
 
 // Sixteen workers push 4 MiB each at once, 8 times, to a real tj-ps whose push window is 8 MiB
-// (TJ_PS_PUSH_WINDOW_BYTES): the PS's peak resident memory grows by the window and a fixed
-// overhead, not by the 64 MiB pushed at once (it did without the window), and every push is
-// applied exactly once.
+// (TJ_PS_PUSH_WINDOW_BYTES): the PS's peak resident memory grows by the window plus a small fixed
+// cost per connected worker (its connection's buffers, an unread stream's 64 KiB window, a handler
+// thread: 1.3-1.6 MiB measured), not by what the workers push (main's tj-ps grew by 126-164 MiB
+// here, 8-10 MiB a worker), and every push is applied exactly once.
 TEST(TjPsBinaryTest, ManyWorkersPushingAtOnceStayWithinThePushWindow) {
   std::optional<ChildProcess> child;
   std::shared_ptr<PsClient> client;
@@ -381,7 +382,7 @@ TEST(TjPsBinaryTest, ManyWorkersPushingAtOnceStayWithinThePushWindow) {
   const int64_t grown = ProcStatusBytes(child->pid(), "VmHWM") - peak_before;
   std::printf("PS peak grew by %lld MiB while %d workers pushed at once\n",
               static_cast<long long>(grown >> 20), kWorkers);
-  EXPECT_LT(grown, (int64_t{8} << 20) + (int64_t{24} << 20))
+  EXPECT_LT(grown, (int64_t{8} << 20) + kWorkers * (int64_t{2} << 20) + (int64_t{8} << 20))
       << "the PS's peak grew by " << (grown >> 20) << " MiB";
   auto values = client->Pull({"w"});
   ASSERT_TRUE(values.ok()) << values.status();
