@@ -60,7 +60,7 @@ absl::Status PsClient::CreateVariables(std::vector<v1::VariableSpec> variables) 
   for (v1::VariableSpec& spec : variables) *request.add_variables() = std::move(spec);
   v1::CreateVariablesResponse response;
   grpc::ClientContext context;
-  SetDeadline(context);
+  SetCreateDeadline(context);
   return Translate(stub_->CreateVariables(&context, request, &response));
 }
 
@@ -128,7 +128,9 @@ absl::Status PsClient::Call(grpc::Status (v1::ParameterServer::Stub::*method)(gr
 
 absl::Status PsClient::Create(const v1::CreateVariablesRequest& request) const {
   v1::CreateVariablesResponse response;
-  return Call(&v1::ParameterServer::Stub::CreateVariables, request, response);
+  grpc::ClientContext context;
+  SetCreateDeadline(context);
+  return Translate(stub_->CreateVariables(&context, request, &response));
 }
 
 absl::StatusOr<v1::LookupResponse> PsClient::Lookup(const v1::LookupRequest& request) const {
@@ -273,6 +275,11 @@ absl::Status PsClient::Translate(const grpc::Status& status) const {
                      ": ", status.error_message()));
   }
   return FromGrpc(status);
+}
+
+void PsClient::SetCreateDeadline(grpc::ClientContext& context) const {
+  context.set_deadline(std::chrono::system_clock::now() +
+                       absl::ToChronoNanoseconds(options_.shard_stall_timeout));
 }
 
 void PsClient::SetDeadline(grpc::ClientContext& context) const {

@@ -25,7 +25,8 @@ class StallWatchdog;
 
 struct PsClientOptions {
   // Deadline of each RPC, measured from when it is sent. Not applied to SaveShard, RestoreShard
-  // and CreateAsync (ShardedPsClient::CreateVariables), which are bound by the stall timeout.
+  // and the creates (Create, CreateVariables, and CreateAsync for ShardedPsClient::
+  // CreateVariables), which are bound by the stall timeout.
   absl::Duration rpc_timeout = absl::Seconds(10);
   // SaveShard and RestoreShard have no total deadline (a large shard on a slow volume takes
   // minutes); they fail as an unreachable PS when the PS reports no progress for this long. So
@@ -135,6 +136,9 @@ class PsClient {
   // OK, a PsUnavailableError for connectivity failures, otherwise the PS's own status unchanged.
   absl::Status Translate(const grpc::Status& status) const;
   void SetDeadline(grpc::ClientContext& context) const;
+  // A create in one request (Create, CreateVariables) does work proportional to its variables'
+  // size and reports no progress: the stall timeout is its deadline, not the data path's.
+  void SetCreateDeadline(grpc::ClientContext& context) const;
   // One synchronous unary call of `method` with a deadline, translated.
   template <typename Request, typename Response>
   absl::Status Call(grpc::Status (v1::ParameterServer::Stub::*method)(grpc::ClientContext*,

@@ -122,7 +122,7 @@ TEST(StateTest, ExportImportRoundTripRestoresValuesSlotsStepsAndRows) {
   EXPECT_EQ(ViewOf(restored), ViewOf(original));
 }
 
-TEST(StateTest, ATruncatedStreamIsDataLossAndChangesNothing) {
+TEST(StateTest, ATruncatedStreamIsDataLossAndLeavesTheStoreWaitingForARestore) {
   VariableStore original;
   Populate(original);
   std::vector<std::string> records = ExportRecords(original);

@@ -307,12 +307,14 @@ TEST(TjPsBinaryTest, ARestoreHoldsOneStateAtATime) {
   constexpr int kVariables = 6;
   constexpr int64_t kFloats = int64_t{4} << 20;  // 16 MiB each: 96 MiB in all
   constexpr int64_t kStateBytes = kVariables * kFloats * 4;
-  v1::CreateVariablesRequest create;
   for (int i = 0; i < kVariables; ++i) {
-    *create.add_variables() = testing::InitializedVariable(
-        absl::StrCat("w", i), {kFloats}, testing::NormalInit(static_cast<uint64_t>(i) + 1));
+    // One request each, as ShardedPsClient sends slices: each well within the RPC deadline.
+    ASSERT_TRUE(client
+                    ->Create(testing::CreateRequest({testing::InitializedVariable(
+                        absl::StrCat("w", i), {kFloats},
+                        testing::NormalInit(static_cast<uint64_t>(i) + 1))}))
+                    .ok());
   }
-  ASSERT_TRUE(client->Create(create).ok());
   ::tj::testing::TempDir dir;
   const std::string shard = dir.Join("ps-0-of-1.state");
   ASSERT_TRUE(client->SaveShard(shard).ok());
