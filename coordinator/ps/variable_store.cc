@@ -130,6 +130,9 @@ absl::Status VariableStore::Create(const v1::CreateVariablesRequest& request) {
     std::string name = config.name;
     tables_.emplace(std::move(name), std::make_shared<EmbeddingTable>(std::move(config)));
   }
+  // A coordinator that creates after a failed restore found nothing to restore: the store starts
+  // afresh, as a restarted PS does. (During a restore, the restore's state replaces all this.)
+  if (restore_ == RestoreState::kFailed) restore_ = RestoreState::kNone;
   return absl::OkStatus();
 }
 
@@ -397,19 +400,41 @@ int64_t VariableStore::num_tables() const {
   return static_cast<int64_t>(tables_.size());
 }
 
-namespace {
-
-// A store that holds nothing has just started: after a PS restart its state is gone until the
-// coordinator creates or restores it. Unavailable (not NotFound) so that workers report it like an
-// unreachable PS, and the coordinator restores from its checkpoint instead of failing the job.
-absl::Status NotInitializedError(std::string_view kind, const std::string& name) {
-  return absl::UnavailableError(absl::StrCat(
-      "this parameter server holds no variables or tables (it has restarted and waits for the "
-      "coordinator to create or restore them); ",
-      Cat(kind), " '", name, "' was asked for"));
+// A store that holds nothing has just started (after a PS restart its state is gone until the
+// coordinator creates or restores it), or a restore released its state. Unavailable (not NotFound)
+// so that workers report it like an unreachable PS, and the coordinator restores from its
+// checkpoint instead of failing the job.
+absl::Status VariableStore::NotHeldErrorLocked(std::string_view kind,
+                                               const std::string& name) const {
+  std::string why;
+  switch (restore_) {
+    case RestoreState::kNone:
+      why = "it has restarted and waits for the coordinator to create or restore them";
+      break;
+    case RestoreState::kRestoring:
+      why = "a restore has released the state it held and is reading the checkpoint";
+      break;
+    case RestoreState::kFailed:
+      why = absl::StrCat(
+          "its last restore failed after releasing the state it held, and it "
+          "waits for the coordinator to restore it again: ",
+          restore_error_);
+      break;
+  }
+  return absl::UnavailableError(absl::StrCat("this parameter server holds no variables or tables (",
+                                             why, "); ", Cat(kind), " '", name, "' was asked for"));
 }
 
-}  // namespace
+absl::Status VariableStore::CheckHoldsItsState() const {
+  std::shared_lock lock(mu_);
+  if (restore_ == RestoreState::kNone) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("this parameter server cannot save: ",
+                   restore_ == RestoreState::kRestoring
+                       ? "a restore is reading its state"
+                       : absl::StrCat("its last restore failed (", restore_error_,
+                                      ") and it holds nothing until a restore succeeds")));
+}
 
 template <typename Names>
 absl::StatusOr<std::vector<VariableStore::VariablePtr>> VariableStore::Find(
@@ -420,7 +445,7 @@ absl::StatusOr<std::vector<VariableStore::VariablePtr>> VariableStore::Find(
   for (const std::string& name : names) {
     auto it = variables_.find(name);
     if (it == variables_.end()) {
-      if (EmptyLocked()) return NotInitializedError("variable", name);
+      if (EmptyLocked()) return NotHeldErrorLocked("variable", name);
       return absl::NotFoundError(
           absl::StrCat("variable '", name, "' does not exist on this parameter server"));
     }
@@ -433,7 +458,7 @@ absl::StatusOr<VariableStore::TablePtr> VariableStore::FindTable(const std::stri
   std::shared_lock lock(mu_);
   auto it = tables_.find(name);
   if (it == tables_.end()) {
-    if (EmptyLocked()) return NotInitializedError("table", name);
+    if (EmptyLocked()) return NotHeldErrorLocked("table", name);
     return absl::NotFoundError(
         absl::StrCat("table '", name, "' does not exist on this parameter server"));
   }
