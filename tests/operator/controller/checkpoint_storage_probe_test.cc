@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <future>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -53,7 +55,14 @@ TEST(CheckpointStorageProbeTest, AnEndpointThatNeverAnswersIsGivenUpNamingTheBuc
 )",
                                                {{"ENDPOINT", endpoint.url()}});
   const v1alpha1::TrainingJob job = testing::LoadJob(testing::SmallJobYaml(spec));
-  const absl::Status probed = ProbeCheckpointBucket(job, {"AKIDEXAMPLE0001", "secret"});
+  // The subject is a deadline, so the test bounds the wait: halfway between the probe's 5 s and
+  // the 60 s after which the client's stall limit would end the request anyway.
+  std::future<absl::Status> probe = std::async(std::launch::async, [&job] {
+    return ProbeCheckpointBucket(job, {"AKIDEXAMPLE0001", "secret"});
+  });
+  ASSERT_EQ(probe.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+      << "the bucket check still waits on a silent endpoint";
+  const absl::Status probed = probe.get();
   EXPECT_TRUE(absl::IsUnavailable(probed)) << probed;
   EXPECT_THAT(std::string(probed.message()), AllOf(HasSubstr("team-ckpt"),
                                                    HasSubstr(endpoint.url())));
