@@ -6,8 +6,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -125,11 +123,15 @@ class VariableStore {
   // Whether a push to `variables` can compute every update out of place (DenseVariable::
   // PrepareLocked): no optimizer slots, no variable twice.
   static bool UpdatableOutOfPlace(const std::vector<VariablePtr>& variables);
-  absl::Status PushOutOfPlace(const std::vector<std::string>& names,
-                              const std::vector<VariablePtr>& variables,
-                              const std::vector<ChunkedTensor>& deltas);
-  // No variable and no table: a fresh (or restarted) PS. Callers hold mu_.
-  bool EmptyLocked() const { return variables_.empty() && tables_.empty(); }
+  // Holds every variable's lock at once (DenseVariable::LockForUpdate), a set the thread-safety
+  // analysis cannot follow: not checked.
+  absl::Status PushOutOfPlace(
+      const std::vector<std::string>& names, const std::vector<VariablePtr>& variables,
+      const std::vector<ChunkedTensor>& deltas) ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  // No variable and no table: a fresh (or restarted) PS.
+  bool EmptyLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return variables_.empty() && tables_.empty();
+  }
   // Room for the rows `n` ids may create in `table`, taken from the budget (the bytes reserved),
   // or ResourceExhausted. `what`: "lookup in" / "push to", for the message.
   absl::StatusOr<int64_t> ReserveRows(const EmbeddingTable& table, const char* ids, size_t n,
@@ -148,10 +150,10 @@ class VariableStore {
   // Keeps the bytes of the rows a call created out of `reserved`, gives the rest back.
   void SettleRows(const EmbeddingTable& table, int64_t reserved, size_t created);
 
-  // A std::shared_mutex for the same reason as DenseVariable's: TSan can see it.
-  mutable std::shared_mutex mu_;
-  VariableMap variables_;  // guarded by mu_
-  TableMap tables_;        // guarded by mu_
+  // A std::shared_mutex (StdSharedMutex) for the same reason as DenseVariable's: TSan can see it.
+  mutable StdSharedMutex mu_;
+  VariableMap variables_ ABSL_GUARDED_BY(mu_);
+  TableMap tables_ ABSL_GUARDED_BY(mu_);
 
   // Checkpoint saves (ExportOptions): the id of the last save and of the one before it, when the
   // tables' change bits still tell the rows changed since it (0: they do not).

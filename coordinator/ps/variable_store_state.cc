@@ -39,7 +39,7 @@ absl::StatusOr<bool> VariableStore::ExportState(const RecordSink& sink,
   std::vector<TablePtr> tables;
   {
     // Only the maps are read under the store's lock; the contents go out under their own locks.
-    std::shared_lock lock(mu_);
+    StdReaderLock lock(mu_);
     variables = SortedByName(variables_);
     tables = SortedByName(tables_);
   }
@@ -432,13 +432,13 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source
     row_bytes += t->num_rows() * t->bytes_per_row();
   }
   {
-    std::unique_lock lock(mu_);
+    StdWriterLock lock(mu_);
     variables_.swap(variables);
     tables_.swap(tables);
   }
   row_bytes_.store(row_bytes, std::memory_order_relaxed);
   {
-    std::shared_lock lock(mu_);
+    StdReaderLock lock(mu_);
     for (const auto& [name, v] : variables_) v->MarkRestored();
   }
   {
