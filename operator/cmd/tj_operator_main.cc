@@ -284,9 +284,11 @@ int main(int argc, char** argv) {
     // The orderly stop waits for reconciles in flight and API calls (the Lease's release); none
     // of them may keep the process past its grace period.
     tj::StdMutexLock lock(main_stopped.mu);
-    if (!main_stopped.cv.wait_for(
-            lock.native(), absl::ToChronoSeconds(shutdown_timeout),
-            [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(main_stopped.mu) { return main_stopped.stopped; })) {
+    auto main_returns = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(main_stopped.mu) {
+      return main_stopped.stopped;
+    };
+    if (!main_stopped.cv.wait_for(lock.native(), absl::ToChronoSeconds(shutdown_timeout),
+                                  main_returns)) {
       spdlog::error(
           "tj-operator: still stopping {} after signal {} (a reconcile or API call in flight); "
           "exiting without waiting further",
