@@ -71,7 +71,7 @@ absl::Status VariableStore::Create(const v1::CreateVariablesRequest& request) {
     table_configs.push_back(*std::move(config));
   }
 
-  std::unique_lock lock(mu_);
+  StdWriterLock lock(mu_);
   // Entries this request introduces, so that a name repeated within one request is checked like a
   // name that already exists.
   absl::flat_hash_map<std::string_view, int> introduced;
@@ -214,7 +214,7 @@ absl::Status VariableStore::PushOutOfPlace(const std::vector<std::string>& names
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return variables[a].get() < variables[b].get(); });
-  std::vector<std::unique_lock<std::shared_mutex>> locks;
+  std::vector<std::unique_lock<StdSharedMutex>> locks;
   locks.reserve(order.size());
   for (size_t i : order) locks.push_back(variables[i]->LockForUpdate());
   std::vector<std::shared_ptr<FloatBuffer>> updated(variables.size());
@@ -376,7 +376,7 @@ void VariableStore::SettleRows(const EmbeddingTable& table, int64_t reserved, si
 }
 
 int64_t VariableStore::num_variables() const {
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   return static_cast<int64_t>(variables_.size());
 }
 
@@ -386,7 +386,7 @@ int64_t VariableStore::DenseBytes(int64_t num_elements, int num_slots) {
 }
 
 int64_t VariableStore::dense_bytes() const {
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   int64_t bytes = 0;
   for (const auto& [name, variable] : variables_) {
     bytes += DenseBytes(static_cast<int64_t>(variable->num_elements()),
@@ -396,7 +396,7 @@ int64_t VariableStore::dense_bytes() const {
 }
 
 int64_t VariableStore::num_tables() const {
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   return static_cast<int64_t>(tables_.size());
 }
 
@@ -426,7 +426,7 @@ absl::Status VariableStore::NotHeldErrorLocked(std::string_view kind,
 }
 
 absl::Status VariableStore::CheckHoldsItsState() const {
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   if (restore_ == RestoreState::kNone) return absl::OkStatus();
   return absl::FailedPreconditionError(
       absl::StrCat("this parameter server cannot save: ",
@@ -441,7 +441,7 @@ absl::StatusOr<std::vector<VariableStore::VariablePtr>> VariableStore::Find(
     const Names& names) const {
   std::vector<VariablePtr> found;
   found.reserve(static_cast<size_t>(names.size()));
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   for (const std::string& name : names) {
     auto it = variables_.find(name);
     if (it == variables_.end()) {
@@ -455,7 +455,7 @@ absl::StatusOr<std::vector<VariableStore::VariablePtr>> VariableStore::Find(
 }
 
 absl::StatusOr<VariableStore::TablePtr> VariableStore::FindTable(const std::string& name) const {
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   auto it = tables_.find(name);
   if (it == tables_.end()) {
     if (EmptyLocked()) return NotHeldErrorLocked("table", name);

@@ -6,8 +6,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -130,20 +128,24 @@ class VariableStore {
   // Whether a push to `variables` can compute every update out of place (DenseVariable::
   // PrepareLocked): no optimizer slots, no variable twice.
   static bool UpdatableOutOfPlace(const std::vector<VariablePtr>& variables);
-  absl::Status PushOutOfPlace(const std::vector<std::string>& names,
-                              const std::vector<VariablePtr>& variables,
-                              const std::vector<ChunkedTensor>& deltas);
+  // Holds every variable's lock at once (DenseVariable::LockForUpdate), a set the thread-safety
+  // analysis cannot follow: not checked.
+  absl::Status PushOutOfPlace(
+      const std::vector<std::string>& names, const std::vector<VariablePtr>& variables,
+      const std::vector<ChunkedTensor>& deltas) ABSL_NO_THREAD_SAFETY_ANALYSIS;
   // No variable and no table: a fresh (or restarted) PS, or one whose state a restore released.
-  // Callers hold mu_.
-  bool EmptyLocked() const { return variables_.empty() && tables_.empty(); }
+  bool EmptyLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return variables_.empty() && tables_.empty();
+  }
   // The error for a name asked of an empty store (Unavailable): it names a restore in progress or
-  // the error of the one that failed. Callers hold mu_.
-  absl::Status NotHeldErrorLocked(std::string_view kind, const std::string& name) const;
+  // the error of the one that failed.
+  absl::Status NotHeldErrorLocked(std::string_view kind, const std::string& name) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // OK, or FailedPrecondition while a restore runs or after one failed: a save would write a
   // shard without the state.
-  absl::Status CheckHoldsItsState() const;
+  absl::Status CheckHoldsItsState() const ABSL_LOCKS_EXCLUDED(mu_);
   // ImportState's first step: the state is released and the store marked as restoring.
-  void ReleaseForRestore();
+  void ReleaseForRestore() ABSL_LOCKS_EXCLUDED(mu_);
   // ImportState's reading: the state `source` yields, into `variables` and `tables`, and the id of
   // the last save read.
   absl::StatusOr<StateCounts> ReadState(RecordPieceSource& source, VariableMap& variables,
@@ -166,14 +168,14 @@ class VariableStore {
   // Keeps the bytes of the rows a call created out of `reserved`, gives the rest back.
   void SettleRows(const EmbeddingTable& table, int64_t reserved, size_t created);
 
-  // A std::shared_mutex for the same reason as DenseVariable's: TSan can see it.
-  mutable std::shared_mutex mu_;
-  VariableMap variables_;  // guarded by mu_
-  TableMap tables_;        // guarded by mu_
+  // A std::shared_mutex (StdSharedMutex) for the same reason as DenseVariable's: TSan can see it.
+  mutable StdSharedMutex mu_;
+  VariableMap variables_ ABSL_GUARDED_BY(mu_);
+  TableMap tables_ ABSL_GUARDED_BY(mu_);
   // Whether the maps hold the state (kNone), or a restore released it (ImportState).
   enum class RestoreState { kNone, kRestoring, kFailed };
-  RestoreState restore_ = RestoreState::kNone;  // guarded by mu_
-  std::string restore_error_;                   // guarded by mu_; of the failed restore
+  RestoreState restore_ ABSL_GUARDED_BY(mu_) = RestoreState::kNone;
+  std::string restore_error_ ABSL_GUARDED_BY(mu_);  // of the failed restore
 
   // Checkpoint saves (ExportOptions): the id of the last save and of the one before it, when the
   // tables' change bits still tell the rows changed since it (0: they do not).

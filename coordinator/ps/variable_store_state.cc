@@ -39,7 +39,7 @@ absl::StatusOr<bool> VariableStore::ExportState(const RecordSink& sink,
   std::vector<TablePtr> tables;
   {
     // Only the maps are read under the store's lock; the contents go out under their own locks.
-    std::shared_lock lock(mu_);
+    StdReaderLock lock(mu_);
     variables = SortedByName(variables_);
     tables = SortedByName(tables_);
   }
@@ -213,7 +213,7 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source
   if (!counts.ok()) {
     // What was read so far is freed with the maps; the store holds nothing until a restore
     // succeeds (or the coordinator creates the variables afresh).
-    std::unique_lock lock(mu_);
+    StdWriterLock lock(mu_);
     restore_ = RestoreState::kFailed;
     restore_error_ = counts.status().ToString();
     return counts.status();
@@ -221,7 +221,7 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source
   int64_t row_bytes = 0;
   for (const auto& [name, t] : tables) row_bytes += t->num_rows() * t->bytes_per_row();
   {
-    std::unique_lock lock(mu_);
+    StdWriterLock lock(mu_);
     variables_.swap(variables);
     tables_.swap(tables);
     restore_ = RestoreState::kNone;
@@ -229,7 +229,7 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source
   }
   row_bytes_.store(row_bytes, std::memory_order_relaxed);
   {
-    std::shared_lock lock(mu_);
+    StdReaderLock lock(mu_);
     for (const auto& [name, v] : variables_) v->MarkRestored();
   }
   {
@@ -245,7 +245,7 @@ void VariableStore::ReleaseForRestore() {
   VariableMap old_variables;
   TableMap old_tables;
   {
-    std::unique_lock lock(mu_);
+    StdWriterLock lock(mu_);
     old_variables.swap(variables_);
     old_tables.swap(tables_);
     restore_ = RestoreState::kRestoring;
