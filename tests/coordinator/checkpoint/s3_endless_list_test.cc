@@ -1,9 +1,6 @@
 // S3ObjectStore::List against an endpoint that never ends its listing. SeaweedFS cannot be made to
 // answer like that, so a loopback HTTP responder stands in for it (the one fake S3 endpoint in the
 // tests): every GET gets the same page, truncated, with a continuation token chosen by the test.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
@@ -16,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/checkpoint/s3_object_store.h"
+#include "tests/support/loopback_listener.h"
 
 namespace tj {
 namespace {
@@ -26,29 +24,19 @@ class LoopbackResponder {
  public:
   // `page(n)`: the body of the n-th response (from 0).
   explicit LoopbackResponder(std::function<std::string(int)> page) : page_(std::move(page)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), length), 0);
-    EXPECT_EQ(::listen(fd_, 16), 0);
-    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length), 0);
-    port_ = ntohs(address.sin_port);
-    thread_ = std::thread([this] { Serve(); });
+    thread_ = std::thread([this, fd = listener_.fd()] { Serve(fd); });
   }
   ~LoopbackResponder() {
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
+    listener_.Close();
     thread_.join();
   }
-  std::string url() const { return absl::StrCat("http://127.0.0.1:", port_); }
+  std::string url() const { return listener_.url(); }
   int served() const { return served_.load(); }
 
  private:
-  void Serve() {
+  void Serve(int fd) {
     for (int n = 0;; ++n) {
-      const int client = ::accept(fd_, nullptr, nullptr);
+      const int client = ::accept(fd, nullptr, nullptr);
       if (client < 0) return;
       std::string request;
       char buffer[4096];
@@ -68,8 +56,7 @@ class LoopbackResponder {
   }
 
   std::function<std::string(int)> page_;
-  int fd_ = -1;
-  int port_ = 0;
+  testing::LoopbackListener listener_;
   std::atomic<int> served_{0};
   std::thread thread_;
 };
