@@ -139,6 +139,26 @@ WorkerProcess::~WorkerProcess() {
 
 double WorkerProcess::CpuSeconds() const { return ProcessCpuSeconds(pid_); }
 
+int64_t ProcStatusBytes(const std::string& pid, const std::string& field) {
+  std::ifstream in("/proc/" + pid + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with(field + ":")) continue;
+    std::istringstream value(line.substr(field.size() + 1));
+    int64_t kb = -1;
+    value >> kb;
+    return kb < 0 ? -1 : kb * 1024;
+  }
+  return -1;
+}
+
+bool ResetPeakRss(pid_t pid) {
+  std::ofstream out("/proc/" + std::to_string(pid) + "/clear_refs");
+  out << "5";
+  out.flush();
+  return static_cast<bool>(out);
+}
+
 double ProcessCpuSeconds(pid_t pid) {
   // Fields 14 and 15 of /proc/PID/stat (utime, stime) in clock ticks; the command name in field 2
   // may contain spaces, so fields are counted from its closing parenthesis.

@@ -42,6 +42,12 @@ class WorkerProcess {
 
 // User + system CPU time process `pid` has used so far (10 ms resolution); 0 if it is gone.
 double ProcessCpuSeconds(pid_t pid);
+// A field of /proc/<pid>/status in bytes ("VmRSS", "VmHWM"; pid "self" for this process); -1 if
+// unreadable.
+int64_t ProcStatusBytes(const std::string& pid, const std::string& field);
+// Sets the VmHWM of `pid` back to its VmRSS (writes 5 to /proc/PID/clear_refs), so that the next
+// VmHWM is the peak of what runs meanwhile; false if the kernel refused.
+bool ResetPeakRss(pid_t pid);
 // Per thread of `pid` (by thread id): seconds on a CPU and seconds runnable but waiting for one
 // (the first two fields of /proc/PID/task/TID/schedstat): what a loaded machine adds to a thread's
 // wall clock.

@@ -137,6 +137,10 @@ struct Rep {
   double restore_ps_cpu_s = 0;
   double shard_cached_before_restore = -1;
   double dd_cached_before_read = -1;
+  // The PS's resident memory just before the restore, and its peak during it (VmHWM reset first);
+  // -1 if /proc could not tell.
+  int64_t restore_rss_before = -1;
+  int64_t restore_peak_rss = -1;
 };
 
 absl::Status PopulateState(const Config& config, const PsClient& ps, int64_t& num_variables) {
@@ -301,12 +305,16 @@ int Run(Config config) {
   auto restore = [&](Rep& rep) -> absl::Status {
     if (config.cold) DropFromPageCache(shard_path);
     rep.shard_cached_before_restore = CachedFraction(shard_path);
+    const std::string pid = std::to_string(ps_process.pid());
+    const bool peak_reset = ResetPeakRss(ps_process.pid());
+    rep.restore_rss_before = ProcStatusBytes(pid, "VmRSS");
     const double cpu0 = ps_process.CpuSeconds();
     const auto start = Clock::now();
     auto restored = ps->RestoreShard(shard_path);
     if (!restored.ok()) return restored.status();
     rep.restore_s = SecondsSince(start);
     rep.restore_ps_cpu_s = ps_process.CpuSeconds() - cpu0;
+    if (peak_reset) rep.restore_peak_rss = ProcStatusBytes(pid, "VmHWM");
     const int64_t tables = config.table_rows > 0 ? 1 : 0;
     if (restored->num_variables() != num_variables || restored->num_tables() != tables ||
         restored->num_rows() != config.table_rows) {
@@ -360,8 +368,10 @@ int Run(Config config) {
   const double dd_write_mib_s = Median(dd_write_rates);
   const double restore_mib_s = Median(restore_rates);
   const double dd_read_mib_s = Median(dd_read_rates);
-  std::vector<double> save_cpu, restore_cpu, shard_cached, dd_cached;
+  std::vector<double> save_cpu, restore_cpu, shard_cached, dd_cached, rss_before, peak_rss;
   for (const Rep& rep : reps) {
+    rss_before.push_back(static_cast<double>(rep.restore_rss_before) / kMiB);
+    peak_rss.push_back(static_cast<double>(rep.restore_peak_rss) / kMiB);
     save_cpu.push_back(rep.save_ps_cpu_s / rep.save_s);
     restore_cpu.push_back(rep.restore_ps_cpu_s / rep.restore_s);
     shard_cached.push_back(rep.shard_cached_before_restore);
@@ -390,8 +400,16 @@ int Run(Config config) {
       "  page cache before each read (%s): shard file %.0f%%, dd.bin %.0f%% cached (median)\n",
       config.cold ? "both files dropped with fadvise DONTNEED" : "nothing dropped",
       100 * Median(shard_cached), 100 * Median(dd_cached));
-  std::printf("  PS CPU busy during save %.0f%%, during restore %.0f%% of one CPU (median)\n\n",
+  std::printf("  PS CPU busy during save %.0f%%, during restore %.0f%% of one CPU (median)\n",
               100 * Median(save_cpu), 100 * Median(restore_cpu));
+  // The PS holds the state when each restore starts: what the restore adds on top of it. The first
+  // restore shows it best: later ones start with what earlier ones freed and the process kept.
+  std::printf("  PS memory, resident before -> peak during each restore (MiB; shard %.0f MiB):",
+              shard_mib);
+  for (size_t i = 0; i < reps.size(); ++i) {
+    std::printf("%s %.0f -> %.0f", i == 0 ? "" : ",", rss_before[i], peak_rss[i]);
+  }
+  std::printf("\n\n");
 
   const double write_ratio = checkpoint_mib_s / dd_write_mib_s;
   const double restore_ratio = restore_mib_s / dd_read_mib_s;
@@ -428,7 +446,9 @@ int Run(Config config) {
            {"save_ps_cpu_s", rep.save_ps_cpu_s},
            {"restore_ps_cpu_s", rep.restore_ps_cpu_s},
            {"shard_cached_fraction_before_restore", rep.shard_cached_before_restore},
-           {"dd_cached_fraction_before_read", rep.dd_cached_before_read}});
+           {"dd_cached_fraction_before_read", rep.dd_cached_before_read},
+           {"restore_rss_before", rep.restore_rss_before},
+           {"restore_peak_rss", rep.restore_peak_rss}});
     }
     out["reps"] = reps_json;
     out["write"] = {
@@ -441,7 +461,9 @@ int Run(Config config) {
                       {"restore_shard_mib_s", restore_mib_s},
                       {"restore_vs_dd", restore_ratio},
                       {"shard_cached_fraction_median", Median(shard_cached)},
-                      {"dd_cached_fraction_median", Median(dd_cached)}};
+                      {"dd_cached_fraction_median", Median(dd_cached)},
+                      {"ps_rss_before_mib_median", Median(rss_before)},
+                      {"ps_peak_rss_mib_median", Median(peak_rss)}};
     out["targets"] = json::array({{{"name", "checkpoint_write_vs_dd"},
                                    {"target", kTargetFractionOfDd},
                                    {"value", write_ratio},

@@ -40,20 +40,7 @@ namespace {
 constexpr int64_t kDim = 16;
 constexpr size_t kBatch = 4096;
 
-int64_t StatusBytes(const std::string& pid, const std::string& field) {
-  std::ifstream in("/proc/" + pid + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.starts_with(field + ":")) continue;
-    std::istringstream value(line.substr(field.size() + 1));
-    int64_t kb = -1;
-    value >> kb;
-    return kb < 0 ? -1 : kb * 1024;
-  }
-  return -1;
-}
-
-int64_t Rss(const std::string& pid = "self") { return StatusBytes(pid, "VmRSS"); }
+int64_t Rss(const std::string& pid = "self") { return ProcStatusBytes(pid, "VmRSS"); }
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();

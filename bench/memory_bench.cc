@@ -74,18 +74,8 @@ struct Config {
   std::string variant;
 };
 
-// A field of /proc/<pid>/status in bytes ("VmRSS", "VmHWM"); -1 if unreadable.
 int64_t StatusBytes(const std::string& pid, const std::string& field) {
-  std::ifstream in("/proc/" + pid + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.starts_with(field + ":")) continue;
-    std::istringstream value(line.substr(field.size() + 1));
-    int64_t kb = -1;
-    value >> kb;
-    return kb < 0 ? -1 : kb * 1024;
-  }
-  return -1;
+  return ProcStatusBytes(pid, field);
 }
 int64_t Rss(const std::string& pid = "self") { return StatusBytes(pid, "VmRSS"); }
 int64_t Hwm(const std::string& pid = "self") { return StatusBytes(pid, "VmHWM"); }

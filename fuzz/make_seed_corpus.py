@@ -216,6 +216,68 @@ contexts:
     write("checkpoint_manifest_fuzzer", "bad-checksum.json", '{"manifest_crc32c": 1, "step": 1}')
     write("checkpoint_manifest_fuzzer", "deep.json", '{"state":' + "[" * 300 + "]" * 300 + "}")
 
+    # s3_xml_fuzzer: responses as S3 (and MinIO) send them, and the shapes of XML attacks
+    ns = ' xmlns="http://s3.amazonaws.com/doc/2006-03-01/"'
+    decl = '<?xml version="1.0" encoding="UTF-8"?>\n'
+    contents = "".join(
+        "<Contents><Key>ckpt/step-%08d/ps-%d.shard</Key>"
+        "<LastModified>2026-11-25T12:00:00.000Z</LastModified>"
+        '<ETag>&quot;9b2cf535f27731c974343645a3985328&quot;</ETag><Size>%d</Size>'
+        "<StorageClass>STANDARD</StorageClass></Contents>" % (100 * i, i % 2, 4096 * i)
+        for i in range(1, 4))
+    write("s3_xml_fuzzer", "list-page.xml",
+          decl + "<ListBucketResult%s><Name>bucket</Name><Prefix>ckpt/</Prefix>"
+          "<KeyCount>3</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>%s"
+          "</ListBucketResult>" % (ns, contents))
+    write("s3_xml_fuzzer", "list-truncated.xml",
+          decl + "<ListBucketResult%s><Name>bucket</Name><IsTruncated>true</IsTruncated>"
+          "<NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</NextContinuationToken>"
+          "%s</ListBucketResult>" % (ns, contents))
+    write("s3_xml_fuzzer", "list-empty.xml",
+          decl + "<ListBucketResult%s><Name>bucket</Name><KeyCount>0</KeyCount>"
+          "<IsTruncated>false</IsTruncated></ListBucketResult>" % ns)
+    write("s3_xml_fuzzer", "initiate-multipart.xml",
+          decl + "<InitiateMultipartUploadResult%s><Bucket>bucket</Bucket>"
+          "<Key>ckpt/step-00000100/ps-0.shard</Key>"
+          "<UploadId>VXBsb2FkIElEIGZvciA2aWWpbmcncyBteS1tb3ZpZS5tMnRzIHVwbG9hZA</UploadId>"
+          "</InitiateMultipartUploadResult>" % ns)
+    write("s3_xml_fuzzer", "complete-multipart.xml",
+          decl + "<CompleteMultipartUploadResult%s><Location>http://bucket.s3/ckpt/x</Location>"
+          "<Bucket>bucket</Bucket><Key>ckpt/x</Key><ETag>&quot;3858f62230ac3c915f300c664312c11f-9"
+          "&quot;</ETag></CompleteMultipartUploadResult>" % ns)
+    write("s3_xml_fuzzer", "error-no-such-bucket.xml",
+          decl + "<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist"
+          "</Message><BucketName>bucket</BucketName><Resource>/bucket</Resource>"
+          "<RequestId>4442587FB7D0A2F9</RequestId></Error>")
+    write("s3_xml_fuzzer", "error-in-200.xml",
+          decl + "<Error><Code>InternalError</Code><Message>We encountered an internal error."
+          " Please try again.</Message></Error>")
+    write("s3_xml_fuzzer", "cdata-and-comments.xml",
+          "<!-- c --><Error><Code><![CDATA[SlowDown]]></Code><?pi x?><Message>a&amp;b&#x41;"
+          "</Message></Error>")
+    lol = '<!ENTITY lol0 "lol">'
+    for level in range(1, 10):
+        lol += '<!ENTITY lol%d "%s">' % (level, ("&lol%d;" % (level - 1)) * 10)
+    write("s3_xml_fuzzer", "billion-laughs.xml",
+          '<?xml version="1.0"?><!DOCTYPE Error [%s]><Error><Code>&lol9;</Code></Error>' % lol)
+    write("s3_xml_fuzzer", "quadratic-blowup.xml",
+          '<!DOCTYPE Error [<!ENTITY a "%s">]><Error><Code>%s</Code></Error>'
+          % ("x" * 16000, "&a;" * 3000))
+    write("s3_xml_fuzzer", "external-entity.xml",
+          '<?xml version="1.0"?><!DOCTYPE Error [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+          "<Error><Code>&x;</Code></Error>")
+    write("s3_xml_fuzzer", "external-dtd.xml",
+          '<?xml version="1.0"?><!DOCTYPE ListBucketResult SYSTEM "http://169.254.169.254/x.dtd">'
+          "<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>")
+    write("s3_xml_fuzzer", "deep.xml", "<Error>" + "<a>" * 5000 + "</a>" * 5000 + "</Error>")
+    write("s3_xml_fuzzer", "huge-attribute.xml",
+          '<ListBucketResult a="%s"><Contents><Key k="%s">k</Key><Size>1</Size></Contents>'
+          "</ListBucketResult>" % ("x" * 30000, "y" * 30000))
+    write("s3_xml_fuzzer", "bad-size.xml",
+          "<ListBucketResult><Contents><Key>k</Key><Size>-1</Size></Contents></ListBucketResult>")
+    write("s3_xml_fuzzer", "utf16.xml",
+          "\ufeff<Error><Code>AccessDenied</Code></Error>".encode("utf-16-le"))
+
 
 if __name__ == "__main__":
     main()

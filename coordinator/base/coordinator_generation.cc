@@ -9,14 +9,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "coordinator/base/process_slot.h"
 #include "coordinator/base/wire_status.h"
 
 namespace tj {
 namespace {
 
-std::mutex generation_mu;
-std::optional<uint64_t>& GenerationSlot() {
-  static std::optional<uint64_t> slot;
+ProcessSlot<uint64_t>& GenerationSlot() {
+  static ProcessSlot<uint64_t> slot;
   return slot;
 }
 
@@ -61,23 +61,17 @@ absl::StatusOr<uint64_t> LoadCoordinatorGenerationFromEnvironment() {
 }
 
 uint64_t CoordinatorGeneration() {
-  std::lock_guard lock(generation_mu);
-  auto& slot = GenerationSlot();
-  if (!slot.has_value()) {
+  return GenerationSlot().Get([] {
     auto loaded = LoadCoordinatorGenerationFromEnvironment();
     if (!loaded.ok()) {
       spdlog::critical("{}", loaded.status().ToString());
       std::exit(2);
     }
-    slot = *loaded;
-  }
-  return *slot;
+    return *loaded;
+  });
 }
 
-void SetCoordinatorGenerationForTesting(uint64_t generation) {
-  std::lock_guard lock(generation_mu);
-  GenerationSlot() = generation;
-}
+void SetCoordinatorGenerationForTesting(uint64_t generation) { GenerationSlot().Set(generation); }
 
 uint64_t NextCoordinatorGeneration(uint64_t previous) {
   const auto now_ms = static_cast<uint64_t>(std::max<int64_t>(absl::ToUnixMillis(absl::Now()), 0));

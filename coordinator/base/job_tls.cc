@@ -7,18 +7,17 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/job_certificates.h"
+#include "coordinator/base/process_slot.h"
 
 namespace tj {
 namespace {
 
-std::mutex tls_mu;
-std::optional<std::optional<JobTlsFiles>>& TlsSlot() {
-  static std::optional<std::optional<JobTlsFiles>> slot;
+ProcessSlot<std::optional<JobTlsFiles>>& TlsSlot() {
+  static ProcessSlot<std::optional<JobTlsFiles>> slot;
   return slot;
 }
 
@@ -55,28 +54,19 @@ absl::StatusOr<JobTlsFiles> LoadJobTls(const std::string& dir) {
 }
 
 const std::optional<JobTlsFiles>& JobTls() {
-  std::lock_guard lock(tls_mu);
-  auto& slot = TlsSlot();
-  if (!slot.has_value()) {
+  return TlsSlot().Get([]() -> std::optional<JobTlsFiles> {
     const char* dir = std::getenv(kTlsDirEnv);
-    if (dir == nullptr || *dir == '\0') {
-      slot = std::optional<JobTlsFiles>();
-    } else {
-      auto loaded = LoadJobTls(dir);
-      if (!loaded.ok()) {
-        spdlog::critical("{}", loaded.status().ToString());
-        std::exit(2);
-      }
-      slot = std::optional<JobTlsFiles>(*std::move(loaded));
+    if (dir == nullptr || *dir == '\0') return std::nullopt;
+    auto loaded = LoadJobTls(dir);
+    if (!loaded.ok()) {
+      spdlog::critical("{}", loaded.status().ToString());
+      std::exit(2);
     }
-  }
-  return *slot;
+    return *std::move(loaded);
+  });
 }
 
-void SetJobTlsForTesting(std::optional<JobTlsFiles> tls) {
-  std::lock_guard lock(tls_mu);
-  TlsSlot() = std::move(tls);
-}
+void SetJobTlsForTesting(std::optional<JobTlsFiles> tls) { TlsSlot().Set(std::move(tls)); }
 
 std::shared_ptr<grpc::ServerCredentials> RuntimeServerCredentials() {
   const auto& tls = JobTls();

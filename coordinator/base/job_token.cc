@@ -8,23 +8,22 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <mutex>
 #include <sstream>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "coordinator/base/process_slot.h"
 
 namespace tj {
 namespace {
 
-std::mutex token_mu;
-std::optional<std::optional<std::string>>& TokenSlot() {
-  static std::optional<std::optional<std::string>> slot;
+ProcessSlot<std::optional<std::string>>& TokenSlot() {
+  static ProcessSlot<std::optional<std::string>> slot;
   return slot;
 }
-std::optional<std::optional<RoleVerifiers>>& VerifiersSlot() {
-  static std::optional<std::optional<RoleVerifiers>> slot;
+ProcessSlot<std::optional<RoleVerifiers>>& VerifiersSlot() {
+  static ProcessSlot<std::optional<RoleVerifiers>> slot;
   return slot;
 }
 
@@ -82,23 +81,17 @@ absl::StatusOr<std::optional<std::string>> LoadJobTokenFromEnvironment() {
 }
 
 const std::optional<std::string>& JobToken() {
-  std::lock_guard lock(token_mu);
-  auto& slot = TokenSlot();
-  if (!slot.has_value()) {
+  return TokenSlot().Get([] {
     auto loaded = LoadJobTokenFromEnvironment();
     if (!loaded.ok()) {
       spdlog::critical("{}", loaded.status().ToString());
       std::exit(2);
     }
-    slot = *loaded;
-  }
-  return *slot;
+    return *std::move(loaded);
+  });
 }
 
-void SetJobTokenForTesting(std::optional<std::string> token) {
-  std::lock_guard lock(token_mu);
-  TokenSlot() = std::move(token);
-}
+void SetJobTokenForTesting(std::optional<std::string> token) { TokenSlot().Set(std::move(token)); }
 
 absl::StatusOr<std::optional<RoleVerifiers>> LoadJobVerifiersFromEnvironment() {
   const char* path = std::getenv(kTokenVerifiersFileEnv);
@@ -117,22 +110,18 @@ absl::StatusOr<std::optional<RoleVerifiers>> LoadJobVerifiersFromEnvironment() {
 }
 
 const std::optional<RoleVerifiers>& JobVerifiers() {
-  std::lock_guard lock(token_mu);
-  auto& slot = VerifiersSlot();
-  if (!slot.has_value()) {
+  return VerifiersSlot().Get([] {
     auto loaded = LoadJobVerifiersFromEnvironment();
     if (!loaded.ok()) {
       spdlog::critical("{}", loaded.status().ToString());
       std::exit(2);
     }
-    slot = *loaded;
-  }
-  return *slot;
+    return *std::move(loaded);
+  });
 }
 
 void SetJobVerifiersForTesting(std::optional<RoleVerifiers> verifiers) {
-  std::lock_guard lock(token_mu);
-  VerifiersSlot() = std::move(verifiers);
+  VerifiersSlot().Set(std::move(verifiers));
 }
 
 grpc::Status AuthenticateCall(const grpc::ServerContext& context, CallerIdentity* caller) {

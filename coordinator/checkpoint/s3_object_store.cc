@@ -103,6 +103,7 @@ absl::StatusOr<std::optional<uint64_t>> S3ObjectStore::Size(std::string_view key
 absl::StatusOr<std::vector<ObjectInfo>> S3ObjectStore::List(std::string_view prefix) {
   std::vector<ObjectInfo> objects;
   std::string token;
+  int pages = 0;
   do {
     // Query parameters in the order SigV4 canonicalises them (sorted by name).
     std::string query;
@@ -118,6 +119,19 @@ absl::StatusOr<std::vector<ObjectInfo>> S3ObjectStore::List(std::string_view pre
           absl::StrCat("listing ", Describe(prefix), ": ", page.status().message()));
     }
     for (ObjectInfo& info : page->objects) objects.push_back(std::move(info));
+    // An endpoint that never ends a listing (the same token again, pages without end) is refused
+    // rather than followed: the caller would loop, or grow, without bound.
+    if (objects.size() > kMaxListedObjects || ++pages > kMaxListPages) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "listing ", Describe(prefix), ": more than ", kMaxListedObjects, " objects or ",
+          kMaxListPages, " pages; a checkpoint prefix holds far fewer"));
+    }
+    // (A truncated page without a token is refused by the parser.)
+    if (page->truncated && page->next_continuation_token == token) {
+      return absl::InternalError(absl::StrCat("listing ", Describe(prefix),
+                                              ": a truncated page with the continuation token it "
+                                              "was asked with"));
+    }
     token = page->truncated ? page->next_continuation_token : "";
   } while (!token.empty());
   return objects;

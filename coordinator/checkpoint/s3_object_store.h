@@ -3,6 +3,7 @@
 // finished is aborted, so the bucket keeps no stray parts and the key no half-written object.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,6 +12,11 @@
 #include "coordinator/checkpoint/s3_location.h"
 
 namespace tj {
+
+// Bounds on one List: a checkpoint prefix holds a few files per checkpoint kept, so these are
+// only reached by an endpoint that never ends its listing.
+inline constexpr size_t kMaxListedObjects = size_t{1} << 20;
+inline constexpr int kMaxListPages = 10000;
 
 class S3ObjectStore : public ObjectStore {
  public:

@@ -21,6 +21,7 @@ absl::Status ClosureQueue::Put(ClosurePtr closure) {
   if (!error_.ok()) return RaiseIfErrorLocked();
   if (stopped_) return absl::CancelledError("the coordinator is shutting down");
   queue_.push_back(std::move(closure));
+  ++counts_.scheduled;
   queued_cv_.Signal();
   return absl::OkStatus();
 }
@@ -34,6 +35,7 @@ absl::Status ClosureQueue::PutOrDispatch(ClosurePtr closure, const DirectDispatc
     while (queue_.size() >= capacity_ && error_.ok() && !stopped_) free_slot_cv_.Wait(&mu_);
     if (!error_.ok()) return RaiseIfErrorLocked();
     if (stopped_) return absl::CancelledError("the coordinator is shutting down");
+    ++counts_.scheduled;
     if (!queue_.empty() || cancelling_ || !dispatch) {
       queue_.push_back(std::move(closure));
       queued_cv_.Signal();
@@ -45,6 +47,7 @@ absl::Status ClosureQueue::PutOrDispatch(ClosurePtr closure, const DirectDispatc
   absl::MutexLock lock(&mu_);
   if (stopped_) {
     closure->MarkCancelled();
+    ++counts_.cancelled;
   } else {
     // Queued even if an error became pending meanwhile: the next raise cancels it with the rest.
     queue_.push_back(std::move(closure));
@@ -95,8 +98,10 @@ void ClosureQueue::PutBack(ClosurePtr closure) {
   absl::MutexLock lock(&mu_);
   if (!error_.ok() || stopped_) {
     closure->MarkCancelled();
+    ++counts_.cancelled;
   } else {
     queue_.push_front(std::move(closure));
+    ++counts_.retried;
     queued_cv_.Signal();
   }
   DecrementInflightLocked();
@@ -108,6 +113,7 @@ void ClosureQueue::Return(std::vector<ClosurePtr> closures) {
   for (auto it = closures.rbegin(); it != closures.rend(); ++it) {
     if (stopped_) {
       (*it)->MarkCancelled();
+      ++counts_.cancelled;
     } else {
       queue_.push_front(std::move(*it));
     }
@@ -118,11 +124,13 @@ void ClosureQueue::Return(std::vector<ClosurePtr> closures) {
 
 void ClosureQueue::MarkFinished() {
   absl::MutexLock lock(&mu_);
+  ++counts_.completed;
   DecrementInflightLocked();
 }
 
 void ClosureQueue::MarkFailed(absl::Status error) {
   absl::MutexLock lock(&mu_);
+  ++counts_.failed;
   if (error_.ok()) {
     error_ = std::move(error);
     idle_or_error_cv_.SignalAll();
@@ -139,6 +147,7 @@ absl::Status ClosureQueue::RaiseIfErrorLocked() {
   queued_cv_.SignalAll();  // dispatchers blocked in GetBatch must see their interrupt flags
   while (inflight_ > 0) inflight_zero_cv_.Wait(&mu_);
   for (auto& closure : queue_) closure->MarkCancelled();
+  counts_.cancelled += queue_.size();
   queue_.clear();
   free_slot_cv_.SignalAll();
   cancelling_ = false;
@@ -175,6 +184,7 @@ void ClosureQueue::AbortQueued(const absl::Status& error) {
   absl::MutexLock lock(&mu_);
   if (queue_.empty() && inflight_ == 0) return;
   for (auto& closure : queue_) closure->output->SetError(error);
+  counts_.failed += queue_.size();
   queue_.clear();
   if (error_.ok()) error_ = error;
   free_slot_cv_.SignalAll();
@@ -190,6 +200,7 @@ void ClosureQueue::Stop() {
   absl::MutexLock lock(&mu_);
   stopped_ = true;
   for (auto& closure : queue_) closure->MarkCancelled();
+  counts_.cancelled += queue_.size();
   queue_.clear();
   queued_cv_.SignalAll();
   free_slot_cv_.SignalAll();
@@ -199,6 +210,11 @@ void ClosureQueue::Stop() {
 size_t ClosureQueue::queued() const {
   absl::MutexLock lock(&mu_);
   return queue_.size();
+}
+
+ClosureCounts ClosureQueue::counts() const {
+  absl::MutexLock lock(&mu_);
+  return counts_;
 }
 
 size_t ClosureQueue::inflight() const {

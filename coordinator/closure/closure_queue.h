@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <vector>
@@ -27,6 +28,17 @@
 namespace tj {
 
 inline constexpr size_t kDefaultClosureQueueCapacity = 256 * 1024;
+
+// What became of the closures that passed through the queue since it was made; each only grows.
+// Counted under the queue's lock, which every event below already takes, so they cost the hot
+// path an increment. Exported as tj_coordinator_closures_*_total (docs/metrics.md).
+struct ClosureCounts {
+  uint64_t scheduled = 0;  // accepted by Put/PutOrDispatch
+  uint64_t completed = 0;  // finished on a worker (successfully, or stopped on purpose)
+  uint64_t failed = 0;     // ended with an error for the user (MarkFailed, AbortQueued)
+  uint64_t retried = 0;    // put back to run again after their worker failed or gave them up
+  uint64_t cancelled = 0;  // dropped because an error was raised or the coordinator stopped
+};
 
 class ClosureQueue {
  public:
@@ -87,6 +99,7 @@ class ClosureQueue {
   size_t queued() const;
   size_t inflight() const;
   size_t capacity() const { return capacity_; }
+  ClosureCounts counts() const;
 
  private:
   // Cancels queued closures, waits for in-flight ones, then returns the error and clears it.
@@ -110,6 +123,7 @@ class ClosureQueue {
   bool cancelling_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::function<void()> cancel_inflight_hook_ ABSL_GUARDED_BY(mu_);
+  ClosureCounts counts_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tj

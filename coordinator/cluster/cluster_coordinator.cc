@@ -148,7 +148,7 @@ absl::StatusOr<int> ClusterCoordinator::AddWorker(const std::string& address, in
     }
   }
   if (index < 0) index = next_index;
-  WorkerConnectionEnv env{&queue_, &resources_, &ps_failures_, &options_,
+  WorkerConnectionEnv env{&queue_, &resources_, &ps_failures_, &state_changes_, &options_,
                           [this](int i, const absl::Status& e) { OnWorkerLost(i, e); }};
   for (const auto& spec : resources_.specs()) spec->ValueFor(index);
   workers_.push_back(std::make_unique<WorkerConnection>(index, address, std::move(env)));
@@ -206,6 +206,19 @@ std::vector<WorkerStats> ClusterCoordinator::Workers() const {
   absl::MutexLock lock(&workers_mu_);
   std::vector<WorkerStats> out;
   for (const auto& worker : workers_) out.push_back(worker->stats());
+  return out;
+}
+
+CoordinatorCounters ClusterCoordinator::Counters() const {
+  CoordinatorCounters out;
+  out.closures = queue_.counts();
+  out.queued = queue_.queued();
+  out.inflight = queue_.inflight();
+  for (size_t i = 0; i < kWorkerStateCount; ++i) {
+    out.state_changes[i] = state_changes_[i].load(std::memory_order_relaxed);
+  }
+  out.ps_errors = ps_failures_.totals();
+  out.workers = Workers();
   return out;
 }
 

@@ -5,8 +5,10 @@
 // elsewhere (at-least-once); a PS failure surfaces as Unavailable. Workers can join and leave.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,6 +27,17 @@
 #include "coordinator/resolver/cluster_resolver.h"
 
 namespace tj {
+
+// A snapshot of the coordinator's counters for its metrics (coordinator/metrics/
+// coordinator_metrics.h renders them); taking one locks the queue and each connection briefly.
+struct CoordinatorCounters {
+  ClosureCounts closures;
+  size_t queued = 0;
+  size_t inflight = 0;
+  std::array<uint64_t, kWorkerStateCount> state_changes{};  // indexed by WorkerState
+  std::map<int, PsFailureTracker::Totals> ps_errors;        // by PS task
+  std::vector<WorkerStats> workers;
+};
 
 class ClusterCoordinator {
  public:
@@ -66,6 +79,7 @@ class ClusterCoordinator {
   absl::Status PreemptWorker(int index, absl::Time deadline);
 
   std::vector<WorkerStats> Workers() const;
+  CoordinatorCounters Counters() const;
   const CoordinatorOptions& options() const { return options_; }
   size_t queued() const { return queue_.queued(); }
   size_t inflight() const { return queue_.inflight(); }
@@ -81,6 +95,7 @@ class ClusterCoordinator {
   ClosureQueue queue_;
   ResourceRegistry resources_;
   PsFailureTracker ps_failures_;
+  WorkerStateChanges state_changes_{};
   std::atomic<uint64_t> next_closure_id_{1};
 
   mutable absl::Mutex workers_mu_;

@@ -82,7 +82,7 @@ void WorkerConnection::Drain() {
   {
     absl::MutexLock lock(&mu_);
     drain_.store(true);
-    if (state_ == WorkerState::kHealthy) state_ = WorkerState::kDraining;
+    if (state_ == WorkerState::kHealthy) SetStateLocked(WorkerState::kDraining);
   }
   env_.queue->Wake();
 }
@@ -95,7 +95,7 @@ void WorkerConnection::Preempt(absl::Time deadline, absl::Duration resume_after)
     preempt_resume_at_ = deadline + resume_after;
     preempted_incarnation_ = incarnation_;
     preempt_.store(true);
-    if (state_ == WorkerState::kHealthy) state_ = WorkerState::kPreempted;
+    if (state_ == WorkerState::kHealthy) SetStateLocked(WorkerState::kPreempted);
   }
   spdlog::info("worker {} ({}): preemption notice; no new closures, {} for those in flight", index_,
                address_,
@@ -153,7 +153,15 @@ void WorkerConnection::Stop() {
 
 void WorkerConnection::SetState(WorkerState state) {
   absl::MutexLock lock(&mu_);
+  SetStateLocked(state);
+}
+
+void WorkerConnection::SetStateLocked(WorkerState state) {
+  if (state_ == state) return;
   state_ = state;
+  if (env_.state_changes != nullptr) {
+    (*env_.state_changes)[static_cast<size_t>(state)].fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 bool WorkerConnection::alive() const {
@@ -177,6 +185,7 @@ WorkerStats WorkerConnection::stats() const {
   s.incarnation = incarnation_;
   s.inflight = static_cast<int64_t>(inflight_.size());
   s.completed = completed_;
+  s.errors = errors_;
   s.failures = failures_;
   s.put_back = put_back_;
   s.direct = direct_;
@@ -251,7 +260,7 @@ void WorkerConnection::Run() {
       {
         absl::MutexLock lock(&mu_);
         ++failures_;
-        state_ = WorkerState::kRecovering;
+        SetStateLocked(WorkerState::kRecovering);
       }
       spdlog::warn("worker {} ({}) failed; its closures were put back, waiting for it to recover",
                    index_, address_);
@@ -551,7 +560,12 @@ void WorkerConnection::HandleResult(v1::RunResult& result) {
       exec_ewma_us_ += kEwmaWeight * (exec_us - exec_ewma_us_);
       overhead_ewma_us_ += kEwmaWeight * (overhead_us - overhead_ewma_us_);
     }
-    if (result.failure() == v1::FAILURE_KIND_NONE) ++completed_;
+    if (result.failure() == v1::FAILURE_KIND_NONE) {
+      ++completed_;
+    } else if (result.failure() != v1::FAILURE_KIND_CANCELLED &&
+               result.failure() != v1::FAILURE_KIND_RESOURCE_MISSING) {
+      ++errors_;
+    }
   }
   const absl::Status status = FromProto(result.status());
   // On failure the queue learns of the error before the RemoteValue shows it: a caller who fetched

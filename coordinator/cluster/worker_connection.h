@@ -11,6 +11,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -44,6 +45,9 @@ enum class WorkerState {
   kStopped
 };
 std::string_view WorkerStateName(WorkerState state);
+inline constexpr size_t kWorkerStateCount = static_cast<size_t>(WorkerState::kStopped) + 1;
+// Changes into each state (indexed by WorkerState) over all of a coordinator's connections.
+using WorkerStateChanges = std::array<std::atomic<uint64_t>, kWorkerStateCount>;
 
 struct WorkerStats {
   int index = 0;
@@ -52,6 +56,7 @@ struct WorkerStats {
   uint64_t incarnation = 0;
   int64_t inflight = 0;
   int64_t completed = 0;
+  int64_t errors = 0;    // closures that ran and failed (application or PS errors)
   int64_t failures = 0;  // times the worker was seen failing
   int64_t put_back = 0;  // closures put back for another run
   int64_t direct = 0;    // closures written to the worker from Schedule's thread (idle path)
@@ -63,6 +68,7 @@ struct WorkerConnectionEnv {
   ClosureQueue* queue;
   ResourceRegistry* resources;
   PsFailureTracker* ps_failures;
+  WorkerStateChanges* state_changes;
   const CoordinatorOptions* options;
   // Called from the connection's thread when the worker is given up after the recovery timeout.
   std::function<void(int index, const absl::Status& last_error)> on_lost;
@@ -134,6 +140,7 @@ class WorkerConnection {
   // Sleeps for `d` unless stopped or drained first; false if interrupted.
   bool InterruptibleSleep(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
   void SetState(WorkerState state) ABSL_LOCKS_EXCLUDED(mu_);
+  void SetStateLocked(WorkerState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ShouldExit() const { return stop_.load() || drain_.load(); }
   // After a preemption notice: waits until the preempted incarnation is gone (or the notice
   // expires), without dispatching.
@@ -168,6 +175,7 @@ class WorkerConnection {
   uint64_t preempted_incarnation_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status resource_error_ ABSL_GUARDED_BY(mu_);
   int64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t errors_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t put_back_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t direct_ ABSL_GUARDED_BY(mu_) = 0;

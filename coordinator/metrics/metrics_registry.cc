@@ -60,6 +60,10 @@ struct MetricsRegistry::Families {
   std::map<std::string, prometheus::Family<prometheus::Counter>*> counters ABSL_GUARDED_BY(mu);
   std::map<std::string, prometheus::Family<prometheus::Histogram>*> histograms ABSL_GUARDED_BY(mu);
   std::map<std::string, std::vector<double>> buckets ABSL_GUARDED_BY(mu);  // by histogram name
+  // Apart from `mu`: collectors take it themselves. Held while they run, so RemoveCollectors
+  // waits for a scrape in progress.
+  absl::Mutex collectors_mu ABSL_ACQUIRED_BEFORE(mu);
+  std::vector<std::function<void()>> collectors ABSL_GUARDED_BY(collectors_mu);
 };
 
 MetricsRegistry::MetricsRegistry() : families_(std::make_unique<Families>()) {}
@@ -87,6 +91,29 @@ void MetricsRegistry::AddCounter(const std::string& name, const std::string& hel
   }
 }
 
+void MetricsRegistry::SetCounter(const std::string& name, const std::string& help, double total,
+                                 const MetricLabels& labels) {
+  absl::MutexLock lock(&families_->mu);
+  auto* family = families_->Find(families_->counters, prometheus::BuildCounter(), name, help);
+  if (family == nullptr) return;
+  try {
+    prometheus::Counter& counter = family->Add(labels);
+    const double delta = total - counter.Value();
+    if (delta > 0) counter.Increment(delta);
+  } catch (const std::invalid_argument&) {
+  }
+}
+
+void MetricsRegistry::AddCollector(std::function<void()> collect) {
+  absl::MutexLock lock(&families_->collectors_mu);
+  families_->collectors.push_back(std::move(collect));
+}
+
+void MetricsRegistry::RemoveCollectors() {
+  absl::MutexLock lock(&families_->collectors_mu);
+  families_->collectors.clear();
+}
+
 void MetricsRegistry::ObserveHistogram(const std::string& name, const std::string& help,
                                        double value, const std::vector<double>& buckets,
                                        const MetricLabels& labels) {
@@ -101,6 +128,10 @@ void MetricsRegistry::ObserveHistogram(const std::string& name, const std::strin
 }
 
 std::string MetricsRegistry::Render() const {
+  {
+    absl::MutexLock lock(&families_->collectors_mu);
+    for (const auto& collect : families_->collectors) collect();
+  }
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families_->registry.Collect());
   return out.str();

@@ -4,6 +4,7 @@
 // where they update it, without registering families first.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,13 +28,23 @@ class MetricsRegistry {
                 const MetricLabels& labels = {});
   void AddCounter(const std::string& name, const std::string& help, double delta = 1,
                   const MetricLabels& labels = {});
+  // A counter kept elsewhere (a component's own tally, read at scrape time): raises the series to
+  // `total`; a smaller `total` is ignored, so the exported counter never goes down.
+  void SetCounter(const std::string& name, const std::string& help, double total,
+                  const MetricLabels& labels = {});
 
   // A histogram observation: cumulative `le` buckets (upper bounds, ascending; +Inf is implied),
   // `_sum` and `_count`. The first call for a name fixes its buckets.
   void ObserveHistogram(const std::string& name, const std::string& help, double value,
                         const std::vector<double>& buckets, const MetricLabels& labels = {});
 
-  // The text exposition of every metric.
+  // Runs before every Render, on the rendering thread, without the registry's lock held: it
+  // copies figures that live elsewhere into the registry (SetGauge, SetCounter). Must stay valid
+  // until the registry goes away or RemoveCollectors is called.
+  void AddCollector(std::function<void()> collect);
+  void RemoveCollectors();
+
+  // The text exposition of every metric (after running the collectors).
   std::string Render() const;
 
  private:

@@ -2,11 +2,11 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/job_token.h"
+#include "coordinator/base/process_slot.h"
 
 namespace tj {
 namespace {
@@ -15,9 +15,8 @@ namespace fs = std::filesystem;
 
 constexpr char kCheckpointDirEnv[] = "TJ_CHECKPOINT_DIR";  // v1alpha1::env::kCheckpointDir
 
-std::mutex root_mu;
-std::optional<std::optional<std::string>>& RootSlot() {
-  static std::optional<std::optional<std::string>> slot;
+ProcessSlot<std::optional<std::string>>& RootSlot() {
+  static ProcessSlot<std::optional<std::string>> slot;
   return slot;
 }
 
@@ -35,18 +34,14 @@ bool IsWithin(const fs::path& outer, const fs::path& inner) {
 }  // namespace
 
 const std::optional<std::string>& ShardPathRoot() {
-  std::lock_guard lock(root_mu);
-  auto& slot = RootSlot();
-  if (!slot.has_value()) {
+  return RootSlot().Get([] {
     const char* dir = std::getenv(kCheckpointDirEnv);
-    slot = dir != nullptr && *dir != '\0' ? std::optional<std::string>(dir) : std::nullopt;
-  }
-  return *slot;
+    return dir != nullptr && *dir != '\0' ? std::optional<std::string>(dir) : std::nullopt;
+  });
 }
 
 void SetShardPathRootForTesting(std::optional<std::string> root) {
-  std::lock_guard lock(root_mu);
-  RootSlot() = std::move(root);
+  RootSlot().Set(std::move(root));
 }
 
 absl::Status CheckPathWithin(absl::string_view root_text, absl::string_view path_text) {

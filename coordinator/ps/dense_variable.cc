@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <span>
 #include <string>
 
@@ -55,7 +54,7 @@ DenseVariable::DenseVariable(DenseVariableConfig config, const v1::VariableSpec&
 }
 
 int64_t DenseVariable::step() const {
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   return step_;
 }
 
@@ -67,12 +66,12 @@ void DenseVariable::CopyTo(v1::Tensor& out) const {
   // Allocate before taking the lock so that pushes wait only for the copy itself.
   data->clear();
   data->reserve(num_bytes);
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   data->assign(reinterpret_cast<const char*>(values_->data()), num_bytes);
 }
 
 PinnedFloats DenseVariable::PinValues() const {
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   return PinnedFloats(values_);
 }
 
@@ -94,13 +93,14 @@ void DenseVariable::Apply(const ByteChunks& grad) {
         TotalBytes(grad), config_.name, config_.spec.ToString());
     std::abort();
   }
-  std::unique_lock lock(mu_);
+  StdWriterLock lock(mu_);
   float* values = WritableValuesLocked();
   float* slot0 = slots_.empty() ? nullptr : slots_[0].data();
   float* slot1 = slots_.size() < 2 ? nullptr : slots_[1].data();
+  const int64_t step = step_;  // read here: the lambda below is not seen to hold mu_
   // The optimizers are element-wise, so applying the gradient piece by piece is the same update.
   ForEachElementRun<sizeof(float)>(grad, [&](size_t first, const char* bytes, size_t n) {
-    ApplyUpdate(config_.optimizer, step_, n, bytes, values + first,
+    ApplyUpdate(config_.optimizer, step, n, bytes, values + first,
                 slot0 == nullptr ? nullptr : slot0 + first,
                 slot1 == nullptr ? nullptr : slot1 + first);
   });
@@ -149,7 +149,7 @@ v1::VariableSpec DenseVariable::SpecWithoutValue() const {
 absl::Status DenseVariable::Export(StateWriter& writer, RowsToExport which,
                                    bool mark_exported) const {
   v1::StateRecord record;
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   v1::StateRecord::Variable* variable = record.mutable_variable();
   *variable->mutable_spec() = SpecWithoutValue();
   variable->set_step(step_);
@@ -179,7 +179,7 @@ absl::Status DenseVariable::Export(StateWriter& writer, RowsToExport which,
 }
 
 void DenseVariable::MarkRestored() const {
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   saved_step_ = step_;
   saved_step_before_ = -1;
 }

@@ -9,12 +9,14 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <shared_mutex>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "coordinator/base/std_mutex.h"
 #include "coordinator/ps/byte_chunks.h"
 #include "coordinator/ps/float_buffer.h"
 #include "coordinator/ps/state_stream.h"
@@ -67,10 +69,14 @@ class DenseVariable {
   // gradient's finiteness in the same pass (InvalidArgument naming the element, and nothing
   // changed), and CommitLocked installs them and counts the step. One pass over the gradient
   // instead of a check pass and an update pass; the replaced buffer goes back to the pool.
+  // The lock is movable so that a push can hold one per variable; the analysis cannot follow such
+  // a set, so the caller of PrepareLocked and CommitLocked is not checked (VariableStore::
+  // PushOutOfPlace), but what they touch is.
   bool updates_out_of_place() const { return config_.optimizer.num_slots() == 0; }
-  std::unique_lock<std::shared_mutex> LockForUpdate() { return std::unique_lock(mu_); }
-  absl::StatusOr<std::shared_ptr<FloatBuffer>> PrepareLocked(const ByteChunks& grad) const;
-  void CommitLocked(std::shared_ptr<FloatBuffer> values);
+  std::unique_lock<StdSharedMutex> LockForUpdate() { return std::unique_lock(mu_); }
+  absl::StatusOr<std::shared_ptr<FloatBuffer>> PrepareLocked(const ByteChunks& grad) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CommitLocked(std::shared_ptr<FloatBuffer> values) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Writes a Variable record, then the values and each slot in DenseChunks, all under one read
   // lock: pushes wait, pulls do not. With `which` other than kAll, a variable not updated since
@@ -81,29 +87,32 @@ class DenseVariable {
   // A restored variable counts as written by the save it was read from (the store's last save).
   void MarkRestored() const;
   // Copies one chunk in. DataLoss for a slot this optimizer lacks or a range outside the variable.
-  // Only for a variable not yet shared with other threads.
+  // Only for a variable not yet shared with other threads (so without the lock, unchecked).
   absl::Status ImportChunk(const DenseChunkView& chunk);
   // Where the `bytes` of a chunk of `slot` at `offset` go, for a restore that reads them in place;
   // the same checks and errors as ImportChunk. Only for a variable not yet shared.
-  absl::StatusOr<char*> ChunkTarget(int32_t slot, int64_t offset, uint64_t bytes);
-  void set_step(int64_t step) { step_ = step; }
+  absl::StatusOr<char*> ChunkTarget(int32_t slot, int64_t offset,
+                                    uint64_t bytes) ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  // Only for a variable not yet shared.
+  void set_step(int64_t step) ABSL_NO_THREAD_SAFETY_ANALYSIS { step_ = step; }
   // The spec a Variable record carries: everything but the values.
   v1::VariableSpec SpecWithoutValue() const;
 
  private:
-  // The values and each slot in DenseChunks. Callers hold mu_ (shared is enough).
-  absl::Status ExportChunksLocked(StateWriter& writer) const;
-  // values_, copied first if a pull is still sending it. Callers hold mu_ exclusively.
-  float* WritableValuesLocked();
+  // The values and each slot in DenseChunks.
+  absl::Status ExportChunksLocked(StateWriter& writer) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // values_, copied first if a pull is still sending it.
+  float* WritableValuesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const DenseVariableConfig config_;
   const size_t num_elements_;
-  // std::shared_mutex rather than absl::Mutex: Debian's Abseil is not built with TSan, which then
-  // cannot see absl::Mutex and reports every guarded access as a race.
-  mutable std::shared_mutex mu_;
-  std::shared_ptr<FloatBuffer> values_;    // guarded by mu_ (the pointer and unpinned contents)
-  std::vector<std::vector<float>> slots_;  // guarded by mu_; optimizer().num_slots() of them
-  int64_t step_ = 0;                       // guarded by mu_
+  // A std::shared_mutex (StdSharedMutex) rather than absl::Mutex: Debian's Abseil is not built
+  // with TSan, which then cannot see absl::Mutex and reports every guarded access as a race.
+  mutable StdSharedMutex mu_;
+  // The pointer and the contents while unpinned (a pinned buffer is only read).
+  std::shared_ptr<FloatBuffer> values_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::vector<float>> slots_ ABSL_GUARDED_BY(mu_);  // optimizer().num_slots() of them
+  int64_t step_ ABSL_GUARDED_BY(mu_) = 0;
   // Incremental checkpoints: step_ when the last save wrote this variable and when the save before
   // it did (-1: none). Steps only grow, so a variable whose step still equals one of them has not
   // changed since that save. Atomics rather than guarded by mu_: exports write them under the

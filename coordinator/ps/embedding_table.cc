@@ -77,7 +77,7 @@ void EmbeddingTable::MarkChanged(Shard& shard, uint32_t row) {
 
 float* EmbeddingTable::FindOrCreate(Shard& shard, int64_t id, uint64_t hash, bool will_change,
                                     size_t& created) {
-  auto id_of = [&](uint32_t r) { return IdOf(shard, r); };
+  const auto id_of = IdsOf(shard);
   if (shard.index.size() >= RowIndex::kMaxRows) {
     // Only ids chosen to land in one shard get here (kMaxRows rows a table is 8 times fewer).
     const uint32_t found = shard.index.Find(id, hash, id_of);
@@ -141,7 +141,7 @@ absl::StatusOr<size_t> EmbeddingTable::Lookup(const char* ids, size_t n, char* o
   for (size_t s = 0; s < kShards; ++s) {
     if (begin[s] == begin[s + 1]) continue;
     Shard& shard = shards_[s];
-    std::lock_guard lock(shard.mu);
+    StdMutexLock lock(shard.mu);
     const size_t end = begin[s + 1];
     for (size_t k = begin[s]; k < end; ++k) {
       if (k + 2 * kAhead < end) shard.index.Prefetch(hashes[order[k + 2 * kAhead]]);
@@ -169,9 +169,8 @@ size_t EmbeddingTable::CountMissing(const char* ids, size_t n) const {
     const int64_t id = LoadId(ids, i);
     const uint64_t hash = RowHash(id);
     const Shard& shard = ShardOf(hash);
-    std::lock_guard lock(shard.mu);
-    if (shard.index.Find(id, hash, [&](uint32_t r) { return IdOf(shard, r); }) ==
-        RowIndex::kNoRow) {
+    StdMutexLock lock(shard.mu);
+    if (shard.index.Find(id, hash, IdsOf(shard)) == RowIndex::kNoRow) {
       missing.insert(id);
     }
   }
@@ -182,7 +181,7 @@ absl::StatusOr<size_t> EmbeddingTable::ApplyToRow(int64_t id, const char* grad) 
   const uint64_t hash = RowHash(id);
   Shard& shard = ShardOf(hash);
   const size_t dim = static_cast<size_t>(config_.dim);
-  std::lock_guard lock(shard.mu);
+  StdMutexLock lock(shard.mu);
   size_t created = 0;
   float* row = FindOrCreate(shard, id, hash, true, created);
   if (row == nullptr) return ShardFullError(id);
@@ -239,7 +238,7 @@ absl::StatusOr<size_t> EmbeddingTable::Push(const char* ids, size_t n, const cha
 int64_t EmbeddingTable::num_rows() const {
   int64_t rows = 0;
   for (const Shard& shard : shards_) {
-    std::lock_guard lock(shard.mu);
+    StdMutexLock lock(shard.mu);
     rows += static_cast<int64_t>(shard.index.size());
   }
   return rows;
@@ -248,7 +247,7 @@ int64_t EmbeddingTable::num_rows() const {
 int64_t EmbeddingTable::memory_bytes() const {
   size_t bytes = 0;
   for (const Shard& shard : shards_) {
-    std::lock_guard lock(shard.mu);
+    StdMutexLock lock(shard.mu);
     bytes += shard.index.memory_bytes() +
              // Mapped chunks hold pages only where rows were written.
              shard.index.size() * stride_ * sizeof(float) +
@@ -291,12 +290,14 @@ bool Selected(RowsToExport which, const std::vector<uint64_t>& changed,
 
 }  // namespace
 
+// Every shard stays locked for the whole export, so the table goes out as one snapshot whose row
+// count matches its rows even if lookups (which create rows) run meanwhile. Shards are locked in
+// index order, and nothing else ever holds two of them, so this cannot deadlock. Not checked by
+// the thread-safety analysis, which cannot follow locks taken in a loop; every access below is
+// after the loop that takes them all.
 absl::Status EmbeddingTable::Export(StateWriter& writer, RowsToExport which,
-                                    bool mark_exported) const {
-  // Every shard stays locked for the whole export, so the table goes out as one snapshot whose row
-  // count matches its rows even if lookups (which create rows) run meanwhile. Shards are locked in
-  // index order, and nothing else ever holds two of them, so this cannot deadlock.
-  std::array<std::unique_lock<std::mutex>, kShards> locks;
+                                    bool mark_exported) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  std::array<std::unique_lock<StdMutex>, kShards> locks;
   int64_t total_rows = 0;
   int64_t selected_rows = 0;
   for (int s = 0; s < kShards; ++s) {
@@ -375,8 +376,8 @@ void EmbeddingTable::ReserveRows(uint64_t n) {
   const auto expected = std::min<size_t>(static_cast<size_t>(per_shard + 4 * std::sqrt(per_shard)),
                                          RowIndex::kMaxRows);
   for (Shard& shard : shards_) {
-    std::lock_guard lock(shard.mu);
-    shard.index.Reserve(expected, [&](uint32_t r) { return IdOf(shard, r); });
+    StdMutexLock lock(shard.mu);
+    shard.index.Reserve(expected, IdsOf(shard));
   }
 }
 
@@ -395,13 +396,12 @@ absl::Status EmbeddingTable::ImportRows(const RowsView& rows, bool replace) {
     const int64_t id = LoadId(rows.ids.data(), i);
     const uint64_t hash = RowHash(id);
     Shard& shard = ShardOf(hash);
-    std::lock_guard lock(shard.mu);
+    StdMutexLock lock(shard.mu);
     if (shard.index.size() >= RowIndex::kMaxRows) {
       return absl::DataLossError(
           absl::StrCat("table '", config_.name, "' has more than ", kMaxRows, " rows"));
     }
-    const auto [row, inserted] =
-        shard.index.FindOrInsert(id, hash, [&](uint32_t r) { return IdOf(shard, r); });
+    const auto [row, inserted] = shard.index.FindOrInsert(id, hash, IdsOf(shard));
     if (!inserted && !replace) {
       return absl::DataLossError(
           absl::StrCat("table '", config_.name, "' holds row ", id, " twice"));

@@ -5,8 +5,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <new>
+
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 
 namespace tj {
 namespace {
@@ -25,7 +27,7 @@ size_t CapacityFor(size_t num_bytes) {
 class LargeBlockPool {
  public:
   void* Take(size_t capacity) {
-    std::lock_guard lock(mu_);
+    StdMutexLock lock(mu_);
     auto it = free_.find(capacity);
     if (it == free_.end()) return nullptr;
     void* block = it->second;
@@ -37,7 +39,7 @@ class LargeBlockPool {
   // Keeps `block` if there is room, else frees it.
   void Give(void* block, size_t capacity) {
     {
-      std::lock_guard lock(mu_);
+      StdMutexLock lock(mu_);
       if (kept_bytes_ + capacity <= kFloatBufferPoolBytes) {
         free_.emplace(capacity, block);
         kept_bytes_ += capacity;
@@ -48,9 +50,9 @@ class LargeBlockPool {
   }
 
  private:
-  std::mutex mu_;
-  std::multimap<size_t, void*> free_;  // guarded by mu_
-  size_t kept_bytes_ = 0;              // guarded by mu_
+  StdMutex mu_;
+  std::multimap<size_t, void*> free_ ABSL_GUARDED_BY(mu_);
+  size_t kept_bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 LargeBlockPool& Pool() {

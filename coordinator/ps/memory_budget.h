@@ -8,6 +8,11 @@
 
 namespace tj {
 
+// Kept free of embedding rows and restored state by a PS (PsServer), as
+// ShardedPsClientOptions::ps_memory_headroom_bytes is of dense variables: gRPC buffers, a
+// checkpoint's records, the allocator's slack.
+inline constexpr int64_t kPsMemoryHeadroomBytes = int64_t{128} << 20;
+
 struct MemoryBudget {
   int64_t limit_bytes = 0;      // 0: unknown
   int64_t available_bytes = 0;  // 0: unknown

@@ -60,7 +60,7 @@ absl::Status PsClient::CreateVariables(std::vector<v1::VariableSpec> variables) 
   for (v1::VariableSpec& spec : variables) *request.add_variables() = std::move(spec);
   v1::CreateVariablesResponse response;
   grpc::ClientContext context;
-  SetDeadline(context);
+  SetCreateDeadline(context);
   return Translate(stub_->CreateVariables(&context, request, &response));
 }
 
@@ -91,21 +91,6 @@ absl::Status PsClient::PullInto(const std::vector<std::string>& names,
                                             names.size()));
   }
   return absl::OkStatus();
-}
-
-absl::Status PsClient::Push(const std::vector<std::string>& names,
-                            std::vector<v1::Tensor> deltas) const {
-  if (names.size() != deltas.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("push has ", names.size(), " names but ", deltas.size(), " deltas"));
-  }
-  // The deltas' bytes are sent from where they are: the buffer keeps them alive until written.
-  grpc::ByteBuffer request = EncodePushRequest(names, std::move(deltas));
-  grpc::ByteBuffer response;
-  grpc::ClientContext context;
-  SetDeadline(context);
-  return Translate(grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-      channel_.get(), raw_push_, &context, request, &response));
 }
 
 absl::StatusOr<v1::PsHealthResponse> PsClient::Health() const {
@@ -143,7 +128,9 @@ absl::Status PsClient::Call(grpc::Status (v1::ParameterServer::Stub::*method)(gr
 
 absl::Status PsClient::Create(const v1::CreateVariablesRequest& request) const {
   v1::CreateVariablesResponse response;
-  return Call(&v1::ParameterServer::Stub::CreateVariables, request, response);
+  grpc::ClientContext context;
+  SetCreateDeadline(context);
+  return Translate(stub_->CreateVariables(&context, request, &response));
 }
 
 absl::StatusOr<v1::LookupResponse> PsClient::Lookup(const v1::LookupRequest& request) const {
@@ -241,7 +228,6 @@ absl::StatusOr<Result> PsClient::FinishShardStream(const char* method,
 
 void PsClient::CreateAsync(grpc::ClientContext& context, const v1::CreateVariablesRequest& request,
                            v1::CreateVariablesResponse& response, Done done) const {
-  SetDeadline(context);
   stub_->async()->CreateVariables(&context, &request, &response, Translating(std::move(done)));
 }
 
@@ -262,13 +248,6 @@ void PsClient::PullRawAsync(grpc::ClientContext& context, const v1::PullRequest&
   SetDeadline(context);
   grpc::internal::CallbackUnaryCall<v1::PullRequest, grpc::ByteBuffer>(
       channel_.get(), raw_pull_, &context, &request, &response, Translating(std::move(done)));
-}
-
-void PsClient::PushRawAsync(grpc::ClientContext& context, const grpc::ByteBuffer& request,
-                            grpc::ByteBuffer& response, Done done) const {
-  SetDeadline(context);
-  grpc::internal::CallbackUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-      channel_.get(), raw_push_, &context, &request, &response, Translating(std::move(done)));
 }
 
 void PsClient::LookupAsync(grpc::ClientContext& context, const v1::LookupRequest& request,
@@ -296,6 +275,11 @@ absl::Status PsClient::Translate(const grpc::Status& status) const {
                      ": ", status.error_message()));
   }
   return FromGrpc(status);
+}
+
+void PsClient::SetCreateDeadline(grpc::ClientContext& context) const {
+  context.set_deadline(std::chrono::system_clock::now() +
+                       absl::ToChronoNanoseconds(options_.shard_stall_timeout));
 }
 
 void PsClient::SetDeadline(grpc::ClientContext& context) const {

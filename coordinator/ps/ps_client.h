@@ -24,11 +24,18 @@ namespace tj {
 class StallWatchdog;
 
 struct PsClientOptions {
-  // Deadline of each RPC, measured from when it is sent. Not applied to SaveShard / RestoreShard.
+  // Deadline of each RPC, measured from when it is sent. Not applied to SaveShard, RestoreShard
+  // and the creates (Create, CreateVariables, and CreateAsync for ShardedPsClient::
+  // CreateVariables), which are bound by the stall timeout.
   absl::Duration rpc_timeout = absl::Seconds(10);
   // SaveShard and RestoreShard have no total deadline (a large shard on a slow volume takes
-  // minutes); they fail as an unreachable PS when the PS reports no progress for this long.
+  // minutes); they fail as an unreachable PS when the PS reports no progress for this long. So
+  // does ShardedPsClient::CreateVariables when none of its requests finished for this long.
   absl::Duration shard_stall_timeout = absl::Seconds(60);
+  // A dense push the PS holds back (its push window is full: PushWindow) is sent again until it is
+  // admitted; only after this long does it fail, RESOURCE_EXHAUSTED naming the PS's window. Every
+  // answer shows the PS alive, so a held push is never reported as a lost PS.
+  absl::Duration push_held_back_timeout = absl::Minutes(10);
 };
 
 // Told how far a SaveShard / RestoreShard has got, each time the PS reports it (about every
@@ -49,6 +56,7 @@ class PsClient {
 
   int ps_task() const { return ps_task_; }
   const std::string& address() const { return address_; }
+  const PsClientOptions& options() const { return options_; }
 
   // Idempotent on the PS: existing variables with the same dtype and shape keep their values.
   absl::Status CreateVariables(std::vector<v1::VariableSpec> variables) const;
@@ -61,7 +69,8 @@ class PsClient {
   absl::Status PullInto(const std::vector<std::string>& names,
                         std::vector<v1::Tensor>& values) const;
   // Applies deltas[i] to variable names[i] with its optimizer (added element-wise under the default
-  // assign_add); all-or-nothing on the PS.
+  // assign_add); all-or-nothing on the PS. Held back by the PS's push window, it is sent again
+  // (PsClientOptions::push_held_back_timeout); so is PushRawAsync's, not PushAsync's.
   absl::Status Push(const std::vector<std::string>& names, std::vector<v1::Tensor> deltas) const;
   absl::StatusOr<v1::PsHealthResponse> Health() const;
   // Health, waiting up to `timeout` for the PS to come up (a PS starting at the same time as its
@@ -85,7 +94,8 @@ class PsClient {
       const ShardProgressCallback& on_progress = {}) const;
   absl::StatusOr<v1::RestoreShardResponse> RestoreShard(const std::string& path) const;
   // With `expected`, the PS checks that the file has that size and CRC-32C as it reads it
-  // (DataLoss naming the file otherwise, its state unchanged): the shard is read once.
+  // (DataLoss naming the file otherwise; the PS then holds nothing until a restore succeeds,
+  // VariableStore::ImportState): the shard is read once.
   absl::StatusOr<v1::RestoreShardResponse> RestoreShard(
       grpc::ClientContext& context, const std::string& path,
       const ShardProgressCallback& on_progress = {},
@@ -100,9 +110,10 @@ class PsClient {
       const ShardProgressCallback& on_progress = {}) const;
 
   // Asynchronous forms, for fanning one logical call out to many PS tasks at once
-  // (ShardedPsClient). The deadline is set on `context`; `done` runs once, on a gRPC thread, with
-  // the status already translated like the synchronous calls'. `context`, `request`, `response` and
-  // this client must outlive that call.
+  // (ShardedPsClient). The deadline is set on `context` (CreateAsync sets none: its caller bounds
+  // it with a stall timeout); `done` runs once, on a gRPC thread, with the status already
+  // translated like the synchronous calls'. `context`, `request`, `response` and this client must
+  // outlive that call.
   using Done = std::function<void(absl::Status)>;
   void CreateAsync(grpc::ClientContext& context, const v1::CreateVariablesRequest& request,
                    v1::CreateVariablesResponse& response, Done done) const;
@@ -125,6 +136,9 @@ class PsClient {
   // OK, a PsUnavailableError for connectivity failures, otherwise the PS's own status unchanged.
   absl::Status Translate(const grpc::Status& status) const;
   void SetDeadline(grpc::ClientContext& context) const;
+  // A create in one request (Create, CreateVariables) does work proportional to its variables'
+  // size and reports no progress: the stall timeout is its deadline, not the data path's.
+  void SetCreateDeadline(grpc::ClientContext& context) const;
   // One synchronous unary call of `method` with a deadline, translated.
   template <typename Request, typename Response>
   absl::Status Call(grpc::Status (v1::ParameterServer::Stub::*method)(grpc::ClientContext*,
@@ -136,6 +150,11 @@ class PsClient {
   absl::StatusOr<Result> FinishShardStream(const char* method, grpc::ClientReader<Message>& reader,
                                            StallWatchdog& watchdog,
                                            const ShardProgressCallback& on_progress) const;
+  // A push's deadline and kPushBytesHeader; one attempt of PushRawAsync, and the next when the PS
+  // held it back (ps_client_push.cc).
+  struct PushAttempts;
+  void PreparePush(grpc::ClientContext& context, const grpc::ByteBuffer& request) const;
+  void SendPush(grpc::ClientContext& context, std::shared_ptr<PushAttempts> attempts) const;
   // Wraps `done` into the callback gRPC's callback API expects.
   std::function<void(grpc::Status)> Translating(Done done) const;
 

@@ -6,11 +6,12 @@
 
 #include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "coordinator/base/std_mutex.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/ps/ps_error.h"
 
@@ -42,26 +43,34 @@ class PsFanOut {
   // first error in task order.
   template <typename Start>
   absl::Status Run(const std::vector<std::shared_ptr<PsClient>>& ps, Start&& start) {
-    int left = 0;
-    for (const auto& call : calls_) left += call != nullptr;
-    if (left == 0) return absl::OkStatus();
+    int started = 0;
+    for (const auto& call : calls_) started += call != nullptr;
+    if (started == 0) return absl::OkStatus();
     // A mutex and condition variable rather than std::latch: the callback signals while holding
     // the lock, so once the waiter has seen the last one it can destroy both without racing a
-    // callback that is still inside them.
-    std::mutex mu;
-    std::condition_variable finished;
+    // callback that is still inside them. Each call's status is written under the lock too, and
+    // read once the waiter has seen the last callback.
+    struct Pending {
+      StdMutex mu;
+      std::condition_variable finished;
+      int left ABSL_GUARDED_BY(mu) = 0;
+    } pending;
+    {
+      StdMutexLock lock(pending.mu);
+      pending.left = started;
+    }
     for (size_t task = 0; task < calls_.size(); ++task) {
       Call* call = calls_[task].get();
       if (call == nullptr) continue;
-      start(*ps[task], *call, [call, &mu, &finished, &left](absl::Status status) {
-        std::lock_guard lock(mu);
+      start(*ps[task], *call, [call, &pending](absl::Status status) {
+        StdMutexLock lock(pending.mu);
         call->status = std::move(status);
-        if (--left == 0) finished.notify_all();
+        if (--pending.left == 0) pending.finished.notify_all();
       });
     }
     {
-      std::unique_lock lock(mu);
-      finished.wait(lock, [&left] { return left == 0; });
+      StdMutexLock lock(pending.mu);
+      while (pending.left > 0) pending.finished.wait(lock.native());
     }
     std::optional<absl::Status> first_error;
     for (const auto& call : calls_) {

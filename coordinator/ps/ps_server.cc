@@ -2,6 +2,7 @@
 
 #include "coordinator/base/job_tls.h"
 
+#include <grpc/grpc.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
@@ -21,10 +22,6 @@
 namespace tj {
 namespace {
 
-// Kept free of embedding rows, as ShardedPsClientOptions::ps_memory_headroom_bytes is of dense
-// variables: gRPC buffers, a checkpoint's records, the allocator's slack.
-constexpr int64_t kPsMemoryHeadroomBytes = int64_t{128} << 20;
-
 // How long a shut-down server keeps connections open after its last handler returned.
 constexpr absl::Duration kResponseFlush = absl::Milliseconds(100);
 
@@ -37,8 +34,8 @@ std::string HostOf(const std::string& address) {
 
 }  // namespace
 
-PsServer::PsServer(int ps_task, std::string address)
-    : address_(std::move(address)), service_(ps_task, store_, PsServiceOptionsFromEnvironment()) {
+PsServer::PsServer(int ps_task, std::string address, PsServiceOptions options)
+    : address_(std::move(address)), service_(ps_task, store_, options) {
   // Embedding rows grow on demand: bounded by what this process could allocate when it started,
   // less the headroom the coordinator's placement check keeps too, so a lookup beyond it is an
   // error naming the table instead of an OOM kill.
@@ -57,11 +54,22 @@ PsServer::PsServer(int ps_task, std::string address)
 }
 
 absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(std::string address, int ps_task) {
-  std::unique_ptr<PsServer> ps(new PsServer(ps_task, address));
+  return Start(std::move(address), ps_task, PsServiceOptionsFromEnvironment());
+}
+
+absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(std::string address, int ps_task,
+                                                          PsServiceOptions options) {
+  std::unique_ptr<PsServer> ps(new PsServer(ps_task, address, options));
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, RuntimeServerCredentials(), &ps->port_);
   builder.RegisterService(&ps->service_);
   ConfigureRuntimeServer(builder, kPsMaxMessageBytes);
+  // The push window (PushWindow) bounds the bodies a PS reads at once, but gRPC receives a body
+  // before the handler reads it up to the stream's flow-control window, which its bandwidth-delay
+  // probing grows to many MiB on a fast link: pushes waiting for the window would then sit in
+  // receive buffers anyway. Without the probe an unread stream gets the default 64 KiB; a stream
+  // being read still opens to its message's size, so admitted pushes arrive at full speed.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   ps->server_ = builder.BuildAndStart();
   if (ps->server_ == nullptr || ps->port_ == 0) {
     return absl::UnavailableError(

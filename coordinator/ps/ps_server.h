@@ -20,6 +20,9 @@ class PsServer {
   // Listens on `address` ("host:port"; port 0 picks a free one) and starts serving. Unavailable
   // when the address cannot be bound (in use, or not a local address).
   static absl::StatusOr<std::unique_ptr<PsServer>> Start(std::string address, int ps_task);
+  // The same with `options` instead of PsServiceOptionsFromEnvironment() (tests).
+  static absl::StatusOr<std::unique_ptr<PsServer>> Start(std::string address, int ps_task,
+                                                         PsServiceOptions options);
 
   PsServer(const PsServer&) = delete;
   PsServer& operator=(const PsServer&) = delete;
@@ -33,6 +36,7 @@ class PsServer {
   uint64_t incarnation() const { return service_.incarnation(); }
   // What it serves, read in place (tests compare the states of two PS exactly).
   const VariableStore& store() const { return store_; }
+  const PushWindow& push_window() const { return service_.push_window(); }
 
   // Refuses new calls (UNAVAILABLE), waits up to `grace` for running ones, then cancels what is
   // left and closes every connection. Blocks until done. Safe to call from any thread and more than
@@ -42,7 +46,7 @@ class PsServer {
   void Wait();
 
  private:
-  PsServer(int ps_task, std::string address);
+  PsServer(int ps_task, std::string address, PsServiceOptions options);
 
   std::string address_;
   int port_ = 0;

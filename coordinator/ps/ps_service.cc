@@ -3,10 +3,13 @@
 #include <google/protobuf/descriptor.h>
 #include <grpcpp/support/method_handler.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "absl/random/random.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "coordinator/base/rpc_authorization.h"
 #include "coordinator/base/status_macros.h"
@@ -16,6 +19,7 @@
 #include "coordinator/ps/checkpoint_path.h"
 #include "coordinator/ps/memory_budget.h"
 #include "coordinator/ps/object_shard_file.h"
+#include "coordinator/ps/placement.h"
 #include "coordinator/ps/ps_dense_methods.h"
 #include "coordinator/ps/shard_file.h"
 #include "spdlog/spdlog.h"
@@ -72,27 +76,54 @@ absl::Status CheckShardPaths(const v1::RestoreShardRequest& request) {
   return absl::OkStatus();
 }
 
+// A push body's size as its client announced it (kPushBytesHeader); a client that does not (an
+// older release, the generated stub) is counted at the default slice size, the most a
+// ShardedPsClient puts in one push.
+int64_t PushBodyBytes(const grpc::ServerContext& context) {
+  const auto& metadata = context.client_metadata();
+  const auto it =
+      metadata.find(grpc::string_ref(kPushBytesHeader.data(), kPushBytesHeader.size()));
+  int64_t bytes = 0;
+  if (it != metadata.end() &&
+      absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &bytes) &&
+      bytes >= 0) {
+    return bytes;
+  }
+  return kDefaultMaxSliceBytes;
+}
+
+// A test-only rate from `name`: a positive integer, else 0 (anything else is ignored with a
+// warning).
+int64_t TestRateFromEnvironment(const char* name, const char* what) {
+  const char* rate = std::getenv(name);
+  if (rate == nullptr || *rate == '\0') return 0;
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(rate, &value) || value <= 0) {
+    spdlog::warn("{}='{}' ignored: not a positive integer", name, rate);
+    return 0;
+  }
+  spdlog::warn("{}={}: {} at most this fast (a test setting)", name, value, what);
+  return value;
+}
+
 }  // namespace
 
 PsServiceOptions PsServiceOptionsFromEnvironment() {
   PsServiceOptions options;
-  const char* rate = std::getenv("TJ_TEST_SHARD_BYTES_PER_SECOND");
-  if (rate == nullptr || *rate == '\0') return options;
-  int64_t value = 0;
-  if (!absl::SimpleAtoi(rate, &value) || value <= 0) {
-    spdlog::warn("TJ_TEST_SHARD_BYTES_PER_SECOND='{}' ignored: not a positive integer", rate);
-    return options;
-  }
-  spdlog::warn(
-      "TJ_TEST_SHARD_BYTES_PER_SECOND={}: checkpoint shards are written and read at "
-      "most this fast (a test setting)",
-      value);
-  options.test_shard_bytes_per_second = value;
+  options.push_window_bytes = PushWindowBytesFromEnvironment();
+  options.test_shard_bytes_per_second = TestRateFromEnvironment(
+      "TJ_TEST_SHARD_BYTES_PER_SECOND", "checkpoint shards are written and read");
+  options.test_create_bytes_per_second =
+      TestRateFromEnvironment("TJ_TEST_CREATE_BYTES_PER_SECOND", "variables are created");
   return options;
 }
 
 PsService::PsService(int ps_task, VariableStore& store, PsServiceOptions options)
-    : ps_task_(ps_task), incarnation_(NewIncarnation()), options_(options), store_(store) {
+    : ps_task_(ps_task),
+      incarnation_(NewIncarnation()),
+      options_(options),
+      store_(store),
+      push_window_(options.push_window_bytes) {
   MarkMethodStreamed(MethodIndex("Pull"),
                      new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
                          [this](grpc::ServerContext* context, RawUnaryStream* stream) {
@@ -103,8 +134,27 @@ PsService::PsService(int ps_task, VariableStore& store, PsServiceOptions options
                      new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
                          [this](grpc::ServerContext* context, RawUnaryStream* stream) {
                            TJ_AUTHORIZE(context, Rpc::kPush);
-                           return IfAdmitted(drain_, [&] { return ServeRawPush(store_, *stream); });
+                           return IfAdmitted(drain_, [&] { return ServePush(*context, *stream); });
                          }));
+}
+
+grpc::Status PsService::ServePush(grpc::ServerContext& context, RawUnaryStream& stream) {
+  const int64_t bytes = PushBodyBytes(context);
+  // Answered before the caller's deadline, which would read as a lost PS.
+  const absl::Time now = absl::Now();
+  const absl::Time deadline =
+      now + std::min(options_.push_hold,
+                     (absl::FromChrono(context.deadline()) - now) / 2);
+  std::optional<PushWindow::Ticket> admitted = push_window_.Admit(bytes, deadline);
+  if (!admitted.has_value()) {
+    context.AddTrailingMetadata(std::string(kPushHeldBackTrailer), "1");
+    return grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        absl::StrCat("parameter server /job:ps/task:", ps_task_, ": a push of ", HumanBytes(bytes),
+                     " was held back: its push window (", HumanBytes(push_window_.capacity()),
+                     ", TJ_PS_PUSH_WINDOW_BYTES) stayed full; nothing was read or applied"));
+  }
+  return ServeRawPush(store_, stream);
 }
 
 grpc::Status PsService::Health(grpc::ServerContext* context, const v1::PsHealthRequest* /*request*/,
@@ -141,7 +191,31 @@ grpc::Status PsService::CreateVariables(grpc::ServerContext* context,
   TJ_AUTHORIZE(context, Rpc::kCreateVariables);
   if (grpc::Status fenced = AdmitCoordinator(*context, "CreateVariables"); !fenced.ok())
     return fenced;
-  return IfAdmitted(drain_, [&] { return ToGrpc(store_.Create(*request)); });
+  return IfAdmitted(drain_, [&] {
+    const absl::Status created = store_.Create(*request);
+    if (options_.test_create_bytes_per_second > 0) PaceCreate(*context, *request);
+    return ToGrpc(created);
+  });
+}
+
+void PsService::PaceCreate(const grpc::ServerContext& context,
+                           const v1::CreateVariablesRequest& request) const {
+  int64_t bytes = 0;
+  for (const v1::VariableSpec& spec : request.variables()) {
+    int64_t elements = 1;
+    for (int64_t d : spec.shape()) elements *= d;
+    if (spec.has_initial_value()) {
+      elements = static_cast<int64_t>(spec.initial_value().data().size() / sizeof(float));
+    }
+    bytes += elements * static_cast<int64_t>(sizeof(float));
+  }
+  const absl::Time until =
+      absl::Now() + absl::Seconds(static_cast<double>(bytes) /
+                                  static_cast<double>(options_.test_create_bytes_per_second));
+  // In steps, so that a caller that gave up does not keep the handler (and shutdown) waiting.
+  while (absl::Now() < until && !context.IsCancelled()) {
+    absl::SleepFor(std::min(absl::Milliseconds(20), until - absl::Now()));
+  }
 }
 
 grpc::Status PsService::Lookup(grpc::ServerContext* context, const v1::LookupRequest* request,

@@ -6,10 +6,14 @@
 #include <memory>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/base/status_macros.h"
+#include "coordinator/base/std_mutex.h"
 #include "coordinator/ps/memory_budget.h"
+#include "coordinator/ps/ps_error.h"
 #include "coordinator/ps/sharded_ps_client.h"
+#include "coordinator/ps/stall_watchdog.h"
 #include "coordinator/ps/transfer_window.h"
 #include "coordinator/ps/variable_spec.h"
 
@@ -61,8 +65,11 @@ absl::Status ShardedPsClient::CheckPsMemory() const {
 absl::Status ShardedPsClient::CreateVariables() const {
   TJ_RETURN_IF_ERROR(CheckPsMemory());
   // Requests of at most max_rpc_bytes of variables, one task each: the PS allocates and fills
-  // every byte of what it creates (initial value or initializer), so the work of one RPC, hence
-  // its time against the deadline, is bounded like a pull's.
+  // every byte of what it creates (initial value or initializer), so the work of one RPC is
+  // bounded like a pull's. No RPC has a deadline of its own: on a loaded PS, a request queued
+  // behind others (a PS creates one request at a time) may take longer than the data path's
+  // deadline and still be fine. The create fails, as an unreachable PS, only when no request
+  // finished for the stall timeout, like a checkpoint's SaveShard.
   struct Call {
     int task = 0;
     grpc::ClientContext context;
@@ -119,14 +126,49 @@ absl::Status ShardedPsClient::CreateVariables() const {
       call_for(task, kSliceOverheadBytes).mutable_tables()->Assign(tables_.begin(), tables_.end());
     }
   }
-  return RunWindowed(
+  StdMutex mu;
+  absl::flat_hash_set<Call*> in_flight;  // guarded by mu
+  int stalled_task = -1;                 // guarded by mu
+  const absl::Duration stall_timeout = ps_.front()->options().shard_stall_timeout;
+  StallWatchdog watchdog(
+      [&] {
+        StdMutexLock lock(mu);
+        for (Call* call : in_flight) {
+          if (stalled_task < 0 || call->task < stalled_task) stalled_task = call->task;
+          call->context.TryCancel();
+        }
+      },
+      stall_timeout);
+  absl::Status status = RunWindowed(
       call_bytes, options_.max_bytes_in_flight,
       [&](size_t i, WindowDone done) {
         Call& call = *calls[i];
+        {
+          StdMutexLock lock(mu);
+          in_flight.insert(&call);
+        }
         ps_[static_cast<size_t>(call.task)]->CreateAsync(call.context, call.request, call.response,
                                                          std::move(done));
       },
-      [](size_t, absl::Status status) { return status; });
+      [&](size_t i, absl::Status call_status) {
+        {
+          StdMutexLock lock(mu);
+          in_flight.erase(calls[i].get());
+        }
+        watchdog.Progress();
+        return call_status;
+      });
+  watchdog.Stop();
+  if (watchdog.stalled() && !status.ok()) {
+    StdMutexLock lock(mu);
+    const int task = std::max(stalled_task, 0);
+    return PsUnavailableError(
+        task, ps_[static_cast<size_t>(task)]->address(),
+        absl::StrCat("CreateVariables stalled: no request finished for ",
+                     absl::FormatDuration(stall_timeout),
+                     " (the shard stall timeout); the PS is frozen or out of CPU"));
+  }
+  return status;
 }
 
 }  // namespace tj

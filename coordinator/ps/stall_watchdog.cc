@@ -1,11 +1,17 @@
 #include "coordinator/ps/stall_watchdog.h"
 
+#include <utility>
+
 #include "absl/time/clock.h"
 
 namespace tj {
 
 StallWatchdog::StallWatchdog(grpc::ClientContext& context, absl::Duration timeout)
-    : context_(context),
+    // TryCancel is thread-safe, and harmless on a call that already finished.
+    : StallWatchdog([&context] { context.TryCancel(); }, timeout) {}
+
+StallWatchdog::StallWatchdog(std::function<void()> on_stall, absl::Duration timeout)
+    : on_stall_(std::move(on_stall)),
       timeout_(timeout),
       last_progress_(absl::Now()),
       thread_([this] { Watch(); }) {}
@@ -39,8 +45,7 @@ void StallWatchdog::Watch() {
     const absl::Time deadline = last_progress_ + timeout_;
     if (absl::Now() >= deadline) {
       stalled_ = true;
-      // Thread-safe, and harmless on a call that already finished.
-      context_.TryCancel();
+      on_stall_();
       return;
     }
     wake_.WaitWithDeadline(&mu_, deadline);

@@ -5,6 +5,7 @@
 
 #include <grpcpp/client_context.h>
 
+#include <functional>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -18,6 +19,9 @@ class StallWatchdog {
   // Starts watching: unless Progress() is called at least every `timeout`, `context` is cancelled
   // (TryCancel) and stalled() becomes true. `context` must outlive the watchdog.
   StallWatchdog(grpc::ClientContext& context, absl::Duration timeout);
+  // The same for many calls at once (the RPCs of one windowed call): `on_stall` runs once, on the
+  // watchdog's thread, when Progress() was not called for `timeout`; it cancels what is in flight.
+  StallWatchdog(std::function<void()> on_stall, absl::Duration timeout);
   StallWatchdog(const StallWatchdog&) = delete;
   StallWatchdog& operator=(const StallWatchdog&) = delete;
   ~StallWatchdog();
@@ -33,7 +37,7 @@ class StallWatchdog {
  private:
   void Watch();
 
-  grpc::ClientContext& context_;
+  const std::function<void()> on_stall_;
   const absl::Duration timeout_;
   mutable absl::Mutex mu_;
   absl::CondVar wake_;

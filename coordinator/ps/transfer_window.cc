@@ -2,11 +2,12 @@
 
 #include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "coordinator/base/std_mutex.h"
 #include "coordinator/ps/ps_error.h"
 
 namespace tj {
@@ -17,9 +18,11 @@ absl::Status RunWindowed(std::span<const int64_t> bytes, int64_t max_bytes_in_fl
   // Completions, handed from gRPC's threads to this one. The callback signals while holding the
   // lock, so once this thread has seen the last completion it can destroy the state without
   // racing a callback still inside it.
-  std::mutex mu;
-  std::condition_variable changed;
-  std::deque<std::pair<size_t, absl::Status>> completed;  // guarded by mu
+  struct Completions {
+    StdMutex mu;
+    std::condition_variable changed;
+    std::deque<std::pair<size_t, absl::Status>> done ABSL_GUARDED_BY(mu);
+  } completions;
 
   std::optional<absl::Status> unavailable;
   std::optional<std::pair<size_t, absl::Status>> first_error;
@@ -32,19 +35,19 @@ absl::Status RunWindowed(std::span<const int64_t> bytes, int64_t max_bytes_in_fl
       const size_t i = next++;
       ++in_flight;
       bytes_in_flight += bytes[i];
-      start(i, [i, &mu, &changed, &completed](absl::Status status) {
-        std::lock_guard lock(mu);
-        completed.emplace_back(i, std::move(status));
-        changed.notify_all();
+      start(i, [i, &completions](absl::Status status) {
+        StdMutexLock lock(completions.mu);
+        completions.done.emplace_back(i, std::move(status));
+        completions.changed.notify_all();
       });
     }
     if (in_flight == 0) break;  // an error stopped the starts and nothing is left
     std::pair<size_t, absl::Status> done;
     {
-      std::unique_lock lock(mu);
-      changed.wait(lock, [&completed] { return !completed.empty(); });
-      done = std::move(completed.front());
-      completed.pop_front();
+      StdMutexLock lock(completions.mu);
+      while (completions.done.empty()) completions.changed.wait(lock.native());
+      done = std::move(completions.done.front());
+      completions.done.pop_front();
     }
     --in_flight;
     bytes_in_flight -= bytes[done.first];

@@ -71,7 +71,7 @@ absl::Status VariableStore::Create(const v1::CreateVariablesRequest& request) {
     table_configs.push_back(*std::move(config));
   }
 
-  std::unique_lock lock(mu_);
+  StdWriterLock lock(mu_);
   // Entries this request introduces, so that a name repeated within one request is checked like a
   // name that already exists.
   absl::flat_hash_map<std::string_view, int> introduced;
@@ -130,6 +130,9 @@ absl::Status VariableStore::Create(const v1::CreateVariablesRequest& request) {
     std::string name = config.name;
     tables_.emplace(std::move(name), std::make_shared<EmbeddingTable>(std::move(config)));
   }
+  // A coordinator that creates after a failed restore found nothing to restore: the store starts
+  // afresh, as a restarted PS does. (During a restore, the restore's state replaces all this.)
+  if (restore_ == RestoreState::kFailed) restore_ = RestoreState::kNone;
   return absl::OkStatus();
 }
 
@@ -211,7 +214,7 @@ absl::Status VariableStore::PushOutOfPlace(const std::vector<std::string>& names
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return variables[a].get() < variables[b].get(); });
-  std::vector<std::unique_lock<std::shared_mutex>> locks;
+  std::vector<std::unique_lock<StdSharedMutex>> locks;
   locks.reserve(order.size());
   for (size_t i : order) locks.push_back(variables[i]->LockForUpdate());
   std::vector<std::shared_ptr<FloatBuffer>> updated(variables.size());
@@ -373,7 +376,7 @@ void VariableStore::SettleRows(const EmbeddingTable& table, int64_t reserved, si
 }
 
 int64_t VariableStore::num_variables() const {
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   return static_cast<int64_t>(variables_.size());
 }
 
@@ -383,7 +386,7 @@ int64_t VariableStore::DenseBytes(int64_t num_elements, int num_slots) {
 }
 
 int64_t VariableStore::dense_bytes() const {
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   int64_t bytes = 0;
   for (const auto& [name, variable] : variables_) {
     bytes += DenseBytes(static_cast<int64_t>(variable->num_elements()),
@@ -393,34 +396,56 @@ int64_t VariableStore::dense_bytes() const {
 }
 
 int64_t VariableStore::num_tables() const {
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   return static_cast<int64_t>(tables_.size());
 }
 
-namespace {
-
-// A store that holds nothing has just started: after a PS restart its state is gone until the
-// coordinator creates or restores it. Unavailable (not NotFound) so that workers report it like an
-// unreachable PS, and the coordinator restores from its checkpoint instead of failing the job.
-absl::Status NotInitializedError(std::string_view kind, const std::string& name) {
-  return absl::UnavailableError(absl::StrCat(
-      "this parameter server holds no variables or tables (it has restarted and waits for the "
-      "coordinator to create or restore them); ",
-      Cat(kind), " '", name, "' was asked for"));
+// A store that holds nothing has just started (after a PS restart its state is gone until the
+// coordinator creates or restores it), or a restore released its state. Unavailable (not NotFound)
+// so that workers report it like an unreachable PS, and the coordinator restores from its
+// checkpoint instead of failing the job.
+absl::Status VariableStore::NotHeldErrorLocked(std::string_view kind,
+                                               const std::string& name) const {
+  std::string why;
+  switch (restore_) {
+    case RestoreState::kNone:
+      why = "it has restarted and waits for the coordinator to create or restore them";
+      break;
+    case RestoreState::kRestoring:
+      why = "a restore has released the state it held and is reading the checkpoint";
+      break;
+    case RestoreState::kFailed:
+      why = absl::StrCat(
+          "its last restore failed after releasing the state it held, and it "
+          "waits for the coordinator to restore it again: ",
+          restore_error_);
+      break;
+  }
+  return absl::UnavailableError(absl::StrCat("this parameter server holds no variables or tables (",
+                                             why, "); ", Cat(kind), " '", name, "' was asked for"));
 }
 
-}  // namespace
+absl::Status VariableStore::CheckHoldsItsState() const {
+  StdReaderLock lock(mu_);
+  if (restore_ == RestoreState::kNone) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("this parameter server cannot save: ",
+                   restore_ == RestoreState::kRestoring
+                       ? "a restore is reading its state"
+                       : absl::StrCat("its last restore failed (", restore_error_,
+                                      ") and it holds nothing until a restore succeeds")));
+}
 
 template <typename Names>
 absl::StatusOr<std::vector<VariableStore::VariablePtr>> VariableStore::Find(
     const Names& names) const {
   std::vector<VariablePtr> found;
   found.reserve(static_cast<size_t>(names.size()));
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   for (const std::string& name : names) {
     auto it = variables_.find(name);
     if (it == variables_.end()) {
-      if (EmptyLocked()) return NotInitializedError("variable", name);
+      if (EmptyLocked()) return NotHeldErrorLocked("variable", name);
       return absl::NotFoundError(
           absl::StrCat("variable '", name, "' does not exist on this parameter server"));
     }
@@ -430,10 +455,10 @@ absl::StatusOr<std::vector<VariableStore::VariablePtr>> VariableStore::Find(
 }
 
 absl::StatusOr<VariableStore::TablePtr> VariableStore::FindTable(const std::string& name) const {
-  std::shared_lock lock(mu_);
+  StdReaderLock lock(mu_);
   auto it = tables_.find(name);
   if (it == tables_.end()) {
-    if (EmptyLocked()) return NotInitializedError("table", name);
+    if (EmptyLocked()) return NotHeldErrorLocked("table", name);
     return absl::NotFoundError(
         absl::StrCat("table '", name, "' does not exist on this parameter server"));
   }

@@ -6,8 +6,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,8 +93,13 @@ class VariableStore {
   absl::StatusOr<bool> ExportState(const RecordSink& sink, const ExportOptions& options) const;
   // Replaces the whole state with the one `source` yields: a full export, optionally followed by
   // deltas, each made since the save before it. DataLoss for a stream that is truncated (no End
-  // record), malformed or inconsistent, or a delta of another save; the store is then left
-  // unchanged. The next delta can be made since the last save read.
+  // record), malformed or inconsistent, or a delta of another save. The next delta can be made
+  // since the last save read.
+  // The state held before is released first, so that a restore holds one state at a time, never
+  // the old and the new together. Until the restore succeeds the store holds nothing: Pull, Push,
+  // Lookup and PushSparse are Unavailable (as on a restarted PS, which the coordinator restores)
+  // naming the restore in progress or the error that ended it, and a save is FailedPrecondition.
+  // A later successful restore, or a Create (the coordinator found nothing to restore), ends that.
   absl::StatusOr<StateCounts> ImportState(const RecordSource& source);
   // The same from a source of records in pieces: dense chunks are read straight into the new
   // variables, and a table's row index is sized from its row count before its rows arrive.
@@ -117,7 +120,7 @@ class VariableStore {
   using TableMap = absl::flat_hash_map<std::string, TablePtr>;
 
   // Resolves every name, or NotFound naming the first unknown one (Unavailable when the store holds
-  // nothing at all: see NotInitializedError). Handed out as shared_ptr so that
+  // nothing at all: see NotHeldErrorLocked). Handed out as shared_ptr so that
   // ImportState can replace the maps under a running call's feet.
   template <typename Names>
   absl::StatusOr<std::vector<VariablePtr>> Find(const Names& names) const;
@@ -125,11 +128,28 @@ class VariableStore {
   // Whether a push to `variables` can compute every update out of place (DenseVariable::
   // PrepareLocked): no optimizer slots, no variable twice.
   static bool UpdatableOutOfPlace(const std::vector<VariablePtr>& variables);
-  absl::Status PushOutOfPlace(const std::vector<std::string>& names,
-                              const std::vector<VariablePtr>& variables,
-                              const std::vector<ChunkedTensor>& deltas);
-  // No variable and no table: a fresh (or restarted) PS. Callers hold mu_.
-  bool EmptyLocked() const { return variables_.empty() && tables_.empty(); }
+  // Holds every variable's lock at once (DenseVariable::LockForUpdate), a set the thread-safety
+  // analysis cannot follow: not checked.
+  absl::Status PushOutOfPlace(
+      const std::vector<std::string>& names, const std::vector<VariablePtr>& variables,
+      const std::vector<ChunkedTensor>& deltas) ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  // No variable and no table: a fresh (or restarted) PS, or one whose state a restore released.
+  bool EmptyLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return variables_.empty() && tables_.empty();
+  }
+  // The error for a name asked of an empty store (Unavailable): it names a restore in progress or
+  // the error of the one that failed.
+  absl::Status NotHeldErrorLocked(std::string_view kind, const std::string& name) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // OK, or FailedPrecondition while a restore runs or after one failed: a save would write a
+  // shard without the state.
+  absl::Status CheckHoldsItsState() const ABSL_LOCKS_EXCLUDED(mu_);
+  // ImportState's first step: the state is released and the store marked as restoring.
+  void ReleaseForRestore() ABSL_LOCKS_EXCLUDED(mu_);
+  // ImportState's reading: the state `source` yields, into `variables` and `tables`, and the id of
+  // the last save read.
+  absl::StatusOr<StateCounts> ReadState(RecordPieceSource& source, VariableMap& variables,
+                                        TableMap& tables, uint64_t& save_id) const;
   // Room for the rows `n` ids may create in `table`, taken from the budget (the bytes reserved),
   // or ResourceExhausted. `what`: "lookup in" / "push to", for the message.
   absl::StatusOr<int64_t> ReserveRows(const EmbeddingTable& table, const char* ids, size_t n,
@@ -148,10 +168,14 @@ class VariableStore {
   // Keeps the bytes of the rows a call created out of `reserved`, gives the rest back.
   void SettleRows(const EmbeddingTable& table, int64_t reserved, size_t created);
 
-  // A std::shared_mutex for the same reason as DenseVariable's: TSan can see it.
-  mutable std::shared_mutex mu_;
-  VariableMap variables_;  // guarded by mu_
-  TableMap tables_;        // guarded by mu_
+  // A std::shared_mutex (StdSharedMutex) for the same reason as DenseVariable's: TSan can see it.
+  mutable StdSharedMutex mu_;
+  VariableMap variables_ ABSL_GUARDED_BY(mu_);
+  TableMap tables_ ABSL_GUARDED_BY(mu_);
+  // Whether the maps hold the state (kNone), or a restore released it (ImportState).
+  enum class RestoreState { kNone, kRestoring, kFailed };
+  RestoreState restore_ ABSL_GUARDED_BY(mu_) = RestoreState::kNone;
+  std::string restore_error_ ABSL_GUARDED_BY(mu_);  // of the failed restore
 
   // Checkpoint saves (ExportOptions): the id of the last save and of the one before it, when the
   // tables' change bits still tell the rows changed since it (0: they do not).

@@ -39,10 +39,11 @@ absl::StatusOr<bool> VariableStore::ExportState(const RecordSink& sink,
   std::vector<TablePtr> tables;
   {
     // Only the maps are read under the store's lock; the contents go out under their own locks.
-    std::shared_lock lock(mu_);
+    StdReaderLock lock(mu_);
     variables = SortedByName(variables_);
     tables = SortedByName(tables_);
   }
+  if (absl::Status held = CheckHoldsItsState(); !held.ok()) return held;
   StdMutexLock save_lock(save_mu_);
   RowsToExport which = RowsToExport::kAll;
   // Without tables a full save costs little more than a delta (dense variables go whole unless
@@ -204,12 +205,69 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& sourc
 }
 
 absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source) {
+  ReleaseForRestore();
   VariableMap variables;
   TableMap tables;
+  uint64_t save_id = 0;
+  absl::StatusOr<StateCounts> counts = ReadState(source, variables, tables, save_id);
+  if (!counts.ok()) {
+    // What was read so far is freed with the maps; the store holds nothing until a restore
+    // succeeds (or the coordinator creates the variables afresh).
+    StdWriterLock lock(mu_);
+    restore_ = RestoreState::kFailed;
+    restore_error_ = counts.status().ToString();
+    return counts.status();
+  }
+  int64_t row_bytes = 0;
+  for (const auto& [name, t] : tables) row_bytes += t->num_rows() * t->bytes_per_row();
+  {
+    StdWriterLock lock(mu_);
+    variables_.swap(variables);
+    tables_.swap(tables);
+    restore_ = RestoreState::kNone;
+    restore_error_.clear();
+  }
+  row_bytes_.store(row_bytes, std::memory_order_relaxed);
+  {
+    StdReaderLock lock(mu_);
+    for (const auto& [name, v] : variables_) v->MarkRestored();
+  }
+  {
+    // The next save can be a delta since the last one read: every row is as it saved it.
+    StdMutexLock save_lock(save_mu_);
+    last_save_id_ = save_id;
+    save_before_last_id_ = 0;
+  }
+  return counts;
+}
+
+void VariableStore::ReleaseForRestore() {
+  VariableMap old_variables;
+  TableMap old_tables;
+  {
+    StdWriterLock lock(mu_);
+    old_variables.swap(variables_);
+    old_tables.swap(tables_);
+    restore_ = RestoreState::kRestoring;
+    restore_error_.clear();
+  }
+  row_bytes_.store(0, std::memory_order_relaxed);
+  {
+    // Nothing saved before is held any more: the next save is a full one.
+    StdMutexLock save_lock(save_mu_);
+    last_save_id_ = 0;
+    save_before_last_id_ = 0;
+  }
+  // The old state is freed here, before the new one is read, outside the lock (a pull still
+  // sending a value keeps that buffer until it is sent).
+}
+
+absl::StatusOr<StateCounts> VariableStore::ReadState(RecordPieceSource& source,
+                                                     VariableMap& variables, TableMap& tables,
+                                                     uint64_t& save_id) const {
   // The segment being read: a full export, then deltas, each from its header to its end record.
   int segments = 0;
   bool delta = false;
-  uint64_t save_id = 0;
   absl::flat_hash_set<std::string> seen;  // names of this segment
   // What the variable or table being read should end up with, checked when the next one starts.
   VariableFill variable;
@@ -335,10 +393,12 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source
                                            record.variable(), delta, save_id));
           break;
         }
-        TJ_RETURN_IF_ERROR(AdmitRestored(
-            absl::StrCat("variable '", spec.name(), "'"),
-            DenseBytes(config->spec.num_elements(), config->optimizer.num_slots()),
-            RestoredBytes(variables, tables, spec.name())));
+        // A delta's new version of a variable replaces the earlier file's: that one goes first.
+        variables.erase(spec.name());
+        TJ_RETURN_IF_ERROR(
+            AdmitRestored(absl::StrCat("variable '", spec.name(), "'"),
+                          DenseBytes(config->spec.num_elements(), config->optimizer.num_slots()),
+                          RestoredBytes(variables, tables, spec.name())));
         auto created = std::make_shared<DenseVariable>(*std::move(config));
         created->set_step(record.variable().step());
         // A variable that changed is whole in a delta too.
@@ -387,10 +447,10 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source
           const auto held = static_cast<uint64_t>(table->num_rows());
           const uint64_t rows = std::min<uint64_t>(static_cast<uint64_t>(table_rows_total),
                                                    held + source.bytes_left() / row_bytes);
-          TJ_RETURN_IF_ERROR(AdmitRestored(
-              absl::StrCat("table '", spec.name(), "' (", rows, " rows)"),
-              static_cast<int64_t>(rows) * table->bytes_per_row(),
-              RestoredBytes(variables, tables, spec.name())));
+          TJ_RETURN_IF_ERROR(
+              AdmitRestored(absl::StrCat("table '", spec.name(), "' (", rows, " rows)"),
+                            static_cast<int64_t>(rows) * table->bytes_per_row(),
+                            RestoredBytes(variables, tables, spec.name())));
           table->ReserveRows(rows);
         }
         table_rows_left = delta ? record.table().changed_rows() : table_rows_total;
@@ -426,28 +486,7 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source
   StateCounts counts;
   counts.num_variables = static_cast<int64_t>(variables.size());
   counts.num_tables = static_cast<int64_t>(tables.size());
-  int64_t row_bytes = 0;
-  for (const auto& [name, t] : tables) {
-    counts.num_rows += t->num_rows();
-    row_bytes += t->num_rows() * t->bytes_per_row();
-  }
-  {
-    std::unique_lock lock(mu_);
-    variables_.swap(variables);
-    tables_.swap(tables);
-  }
-  row_bytes_.store(row_bytes, std::memory_order_relaxed);
-  {
-    std::shared_lock lock(mu_);
-    for (const auto& [name, v] : variables_) v->MarkRestored();
-  }
-  {
-    // The next save can be a delta since the last one read: every row is as it saved it.
-    StdMutexLock save_lock(save_mu_);
-    last_save_id_ = save_id;
-    save_before_last_id_ = 0;
-  }
-  // The old state is freed here, outside the lock.
+  for (const auto& [name, t] : tables) counts.num_rows += t->num_rows();
   return counts;
 }
 

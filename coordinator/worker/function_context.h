@@ -25,6 +25,7 @@ class CancellationFlag {
 
  private:
   std::atomic<bool> cancelled_{false};
+  // Guards no field: Cancel sets cancelled_ under it so that SleepFor's Await sees the change.
   mutable absl::Mutex mu_;
 };
 

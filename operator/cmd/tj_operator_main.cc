@@ -269,9 +269,11 @@ int main(int argc, char** argv) {
 
   auto stop = std::make_shared<tj::kube::Cancellation>();
   std::atomic<bool> signalled{false};
-  tj::StdMutex stopped_mu;
-  std::condition_variable stopped_cv;
-  bool stopped = false;  // guarded by stopped_mu: main is about to return
+  struct Stopped {
+    tj::StdMutex mu;
+    std::condition_variable cv;
+    bool stopped ABSL_GUARDED_BY(mu) = false;  // main is about to return
+  } main_stopped;
   std::thread signal_thread([&] {
     const int signal = tj::WaitForSignal(signals);
     const bool from_outside = !stop->cancelled();
@@ -281,9 +283,12 @@ int main(int argc, char** argv) {
     if (!from_outside) return;
     // The orderly stop waits for reconciles in flight and API calls (the Lease's release); none
     // of them may keep the process past its grace period.
-    tj::StdMutexLock lock(stopped_mu);
-    if (!stopped_cv.wait_for(lock.native(), absl::ToChronoSeconds(shutdown_timeout),
-                             [&] { return stopped; })) {
+    tj::StdMutexLock lock(main_stopped.mu);
+    auto main_returns = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(main_stopped.mu) {
+      return main_stopped.stopped;
+    };
+    if (!main_stopped.cv.wait_for(lock.native(), absl::ToChronoSeconds(shutdown_timeout),
+                                  main_returns)) {
       spdlog::error(
           "tj-operator: still stopping {} after signal {} (a reconcile or API call in flight); "
           "exiting without waiting further",
@@ -348,10 +353,10 @@ int main(int argc, char** argv) {
     kill(getpid(), SIGTERM);
   }
   {
-    tj::StdMutexLock lock(stopped_mu);
-    stopped = true;
+    tj::StdMutexLock lock(main_stopped.mu);
+    main_stopped.stopped = true;
   }
-  stopped_cv.notify_all();
+  main_stopped.cv.notify_all();
   signal_thread.join();
   if (!result.ok()) {
     spdlog::error("tj-operator: {}", result.ToString());

@@ -115,8 +115,8 @@ class Informer : private ReflectorStore {
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   std::int64_t dispatched_ ABSL_GUARDED_BY(mu_) = 0;
   StdMutex stop_mu_;  // held by Start() while it starts the threads, Stop() while it joins
-  std::thread reflector_thread_;
-  std::thread dispatcher_thread_;
+  std::thread reflector_thread_ ABSL_GUARDED_BY(stop_mu_);
+  std::thread dispatcher_thread_ ABSL_GUARDED_BY(stop_mu_);
 };
 
 }  // namespace tj::kube

@@ -97,14 +97,14 @@ void WorkQueue::DelayLoop() {
     QueueDueLocked();
     const absl::Time deadline =
         waiting_.empty() ? absl::InfiniteFuture() : waiting_.begin()->first.first;
-    clock_->WaitUntil(lock.native(), delay_cv_, deadline);
+    clock_->WaitUntil(lock, delay_cv_, deadline);
   }
 }
 
 std::optional<std::string> WorkQueue::Get() {
   StdMutexLock lock(mu_);
   while (queue_.empty() && !shutting_down_) {
-    clock_->WaitUntil(lock.native(), get_cv_, absl::InfiniteFuture());
+    clock_->WaitUntil(lock, get_cv_, absl::InfiniteFuture());
   }
   if (queue_.empty()) return std::nullopt;  // shut down
   std::string key = std::move(queue_.front());
@@ -146,7 +146,7 @@ void WorkQueue::ShutDownWithDrain() {
   ShutDownLocked();
   draining_ = true;
   while (draining_ && !processing_.empty()) {
-    clock_->WaitUntil(lock.native(), drained_cv_, absl::InfiniteFuture());
+    clock_->WaitUntil(lock, drained_cv_, absl::InfiniteFuture());
   }
 }
 

@@ -16,16 +16,16 @@ std::shared_ptr<WorkQueueClock> RealWorkQueueClock::Shared() {
 
 absl::Time RealWorkQueueClock::Now() const { return absl::Now(); }
 
-void RealWorkQueueClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+void RealWorkQueueClock::WaitUntil(StdMutexLock& lock, std::condition_variable& cv,
                                    absl::Time deadline) const {
   if (deadline == absl::InfiniteFuture()) {
-    cv.wait(lock);
+    cv.wait(lock.native());
     return;
   }
   const absl::Duration left = deadline - absl::Now();
   if (left <= absl::ZeroDuration()) return;
   // wait_for measures on the steady clock; a wall-clock jump only shifts when callers re-check.
-  cv.wait_for(lock, absl::ToChronoNanoseconds(std::min(left, absl::Hours(24))));
+  cv.wait_for(lock.native(), absl::ToChronoNanoseconds(std::min(left, absl::Hours(24))));
 }
 
 FakeWorkQueueClock::FakeWorkQueueClock(absl::Time start) : now_(start) {}
@@ -35,7 +35,7 @@ absl::Time FakeWorkQueueClock::Now() const {
   return now_;
 }
 
-void FakeWorkQueueClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+void FakeWorkQueueClock::WaitUntil(StdMutexLock& lock, std::condition_variable& cv,
                                    absl::Time deadline) const {
   {
     StdMutexLock guard(mu_);
@@ -46,7 +46,7 @@ void FakeWorkQueueClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::cond
   // The caller holds `lock` from its last look at the clock until wait releases it, and listeners
   // take that lock before notifying, so an Advance in between cannot be missed. A deadline that
   // passes while waiting is always reached through Advance, which calls the listeners.
-  cv.wait(lock);
+  cv.wait(lock.native());
   StdMutexLock guard(mu_);
   --waiters_;
 }
@@ -82,7 +82,7 @@ void FakeWorkQueueClock::AwaitWaiters(size_t count) const {
   StdMutexLock lock(mu_);
   // The predicate runs with mu_ held (the wait retakes it before calling it).
   waiters_changed_.wait(lock.native(),
-                        [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return waiters_ >= count; });
+                        [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return waiters_ >= count; });
 }
 
 }  // namespace tj::kube

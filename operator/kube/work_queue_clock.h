@@ -2,11 +2,12 @@
 // move by hand, so backoffs and delays are checked without sleeping.
 //
 // Waiting goes through the clock (WaitUntil) so a fake clock can count who is blocked and wake them
-// when it jumps. std::mutex, not absl::Mutex: Debian's Abseil is not built with TSan, which would
-// then report every access an absl::Mutex guards (docs/decisions.md); with std primitives the queue
-// is checked by `TJ_SANITIZE=thread`. A component that waits on a fake clock registers an advance
-// listener; the listener takes the component's own lock and signals its condition variables, so no
-// wakeup is lost (the waiter checks the time and starts waiting under that lock).
+// when it jumps. A StdMutex (std::mutex with thread-safety attributes), not absl::Mutex: Debian's
+// Abseil is not built with TSan, which would then report every access an absl::Mutex guards
+// (docs/decisions.md); with std primitives the queue is checked by `TJ_SANITIZE=thread`. A
+// component that waits on a fake clock registers an advance listener; the listener takes the
+// component's own lock and signals its condition variables, so no wakeup is lost (the waiter checks
+// the time and starts waiting under that lock).
 #pragma once
 
 #include <condition_variable>
@@ -15,7 +16,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
@@ -33,7 +33,7 @@ class WorkQueueClock {
 
   // With `lock` held: blocks on `cv` until it is notified or this clock reaches `deadline`
   // (absl::InfiniteFuture(): no deadline). May return early; callers re-check their condition.
-  virtual void WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+  virtual void WaitUntil(StdMutexLock& lock, std::condition_variable& cv,
                          absl::Time deadline) const = 0;
 
   // `on_advance` is called whenever the clock jumps (never for real time, which moves by itself),
@@ -50,7 +50,7 @@ class RealWorkQueueClock final : public WorkQueueClock {
   static std::shared_ptr<WorkQueueClock> Shared();
 
   absl::Time Now() const override;
-  void WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+  void WaitUntil(StdMutexLock& lock, std::condition_variable& cv,
                  absl::Time deadline) const override;
   ListenerId AddAdvanceListener(std::function<void()> /*on_advance*/) override { return 0; }
   void RemoveAdvanceListener(ListenerId /*id*/) override {}
@@ -62,7 +62,7 @@ class FakeWorkQueueClock final : public WorkQueueClock {
   explicit FakeWorkQueueClock(absl::Time start = absl::FromUnixSeconds(1'700'000'000));
 
   absl::Time Now() const override;
-  void WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+  void WaitUntil(StdMutexLock& lock, std::condition_variable& cv,
                  absl::Time deadline) const override;
   ListenerId AddAdvanceListener(std::function<void()> on_advance) override;
   void RemoveAdvanceListener(ListenerId id) override;

@@ -46,7 +46,12 @@ TEST(ReplicaEnvTest, CarriesTheJobsSettings) {
   job.spec.fault_tolerance.worker_recovery_timeout_seconds = 60;
   job.spec.fault_tolerance.transient_ps_failure_threshold = 0;
   job.spec.preemption.grace_period_seconds = 20;
-  job.spec.checkpoint = v1alpha1::CheckpointSpec{"/ckpt/digits", 100, 5, 4, std::nullopt};
+  v1alpha1::CheckpointSpec checkpoint;
+  checkpoint.dir = "/ckpt/digits";
+  checkpoint.interval_steps = 100;
+  checkpoint.keep = 5;
+  checkpoint.full_every = 4;
+  job.spec.checkpoint = checkpoint;
   const auto vars =
       AsMap(ReplicaEnvironment(job, {v1alpha1::ReplicaType::kCoordinator, 0}, "{}"));
   EXPECT_EQ(vars.at(env::kJobNamespace), "default");

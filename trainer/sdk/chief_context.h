@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "coordinator/cluster/cluster_coordinator.h"
+#include "coordinator/metrics/checkpoint_metrics.h"
+#include "coordinator/metrics/coordinator_metrics.h"
 #include "coordinator/preemption/preemption_handler.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/summary/event_file_writer.h"
@@ -26,9 +28,15 @@ class ChiefContext {
         coordinator_(std::move(coordinator)),
         ps_addresses_(std::move(ps_addresses)),
         ps_clients_(std::move(ps_clients)),
-        progress_(settings_.progress_file) {
+        progress_(settings_.progress_file),
+        checkpoint_metrics_(&metrics_) {
     progress_.set_metrics(&metrics_);
+    CollectCoordinatorMetrics(*coordinator_, metrics_);
   }
+  // The collectors read the coordinator and checkpoint_metrics_: gone before they are.
+  ~ChiefContext() { metrics_.RemoveCollectors(); }
+  ChiefContext(const ChiefContext&) = delete;
+  ChiefContext& operator=(const ChiefContext&) = delete;
 
   const JobSettings& settings() const { return settings_; }
   ClusterCoordinator& coordinator() { return *coordinator_; }
@@ -36,6 +44,7 @@ class ChiefContext {
   const std::vector<std::shared_ptr<PsClient>>& ps_clients() const { return ps_clients_; }
   ProgressReporter& progress() { return progress_; }
   MetricsRegistry& metrics() { return metrics_; }
+  CheckpointMetrics& checkpoint_metrics() { return checkpoint_metrics_; }
 
   // nullptr when the job keeps no checkpoints (no TJ_CHECKPOINT_DIR).
   PsCheckpointer* checkpointer() {
@@ -68,6 +77,7 @@ class ChiefContext {
   std::vector<std::shared_ptr<PsClient>> ps_clients_;
   MetricsRegistry metrics_;  // before progress_, which reports into it
   ProgressReporter progress_;
+  CheckpointMetrics checkpoint_metrics_;  // after metrics_, which it reports into
   std::unique_ptr<PsCheckpointer> checkpointer_;
   std::unique_ptr<EventFileWriter> summaries_;
   PreemptionCheckpointHandler* preemption_ = nullptr;

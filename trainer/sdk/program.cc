@@ -17,6 +17,7 @@
 #include "coordinator/cluster/cluster_coordinator.h"
 #include "coordinator/coordination/coordination_service.h"
 #include "coordinator/coordination/coordination_state.h"
+#include "coordinator/metrics/coordinator_metrics.h"
 #include "coordinator/metrics/metrics_http_server.h"
 #include "coordinator/preemption/preemption_handler.h"
 #include "coordinator/ps/ps_error.h"
@@ -121,7 +122,9 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
     (void)coordination.Set(v1alpha1::kProgressKey, json, /*allow_overwrite=*/true);
   });
   absl::Cleanup stop_publishing = [progress] { progress->set_publisher(nullptr); };
-  CoordinationService service(&coordination, [&preemption](const v1::PreemptionNoticeRequest& r) {
+  CoordinationService service(&coordination, [&preemption, metrics](
+                                                 const v1::PreemptionNoticeRequest& r) {
+    CountPreemptionNotice(*metrics, r.task().type());
     const absl::Time deadline = r.deadline_unix_millis() > 0
                                     ? absl::FromUnixMillis(r.deadline_unix_millis())
                                     : absl::InfiniteFuture();

@@ -28,27 +28,31 @@ template <typename Response>
 absl::StatusOr<std::vector<Response>> OnEveryPs(
     int num_ps, const std::function<absl::StatusOr<Response>(int, grpc::ClientContext&)>& call) {
   std::vector<grpc::ClientContext> contexts(static_cast<size_t>(num_ps));
-  std::vector<Response> responses(static_cast<size_t>(num_ps));
-  absl::Mutex mu;
-  absl::Status first_error;  // guarded by mu
+  struct Results {
+    explicit Results(size_t n) : responses(n) {}
+    absl::Mutex mu;
+    std::vector<Response> responses ABSL_GUARDED_BY(mu);
+    absl::Status first_error ABSL_GUARDED_BY(mu);
+  } results(static_cast<size_t>(num_ps));
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(num_ps));
   for (int task = 0; task < num_ps; ++task) {
     threads.emplace_back([&, task] {
       const auto index = static_cast<size_t>(task);
       absl::StatusOr<Response> response = call(task, contexts[index]);
-      absl::MutexLock lock(&mu);
+      absl::MutexLock lock(&results.mu);
       if (response.ok()) {
-        responses[index] = *std::move(response);
-      } else if (first_error.ok()) {
-        first_error = response.status();
+        results.responses[index] = *std::move(response);
+      } else if (results.first_error.ok()) {
+        results.first_error = response.status();
         for (grpc::ClientContext& context : contexts) context.TryCancel();
       }
     });
   }
   for (std::thread& thread : threads) thread.join();
-  if (!first_error.ok()) return first_error;
-  return responses;
+  absl::MutexLock lock(&results.mu);
+  if (!results.first_error.ok()) return results.first_error;
+  return std::move(results.responses);
 }
 
 // The first file of `checkpoint`'s chain (its own shards and the earlier files it lists) that is in

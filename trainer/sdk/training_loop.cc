@@ -173,6 +173,7 @@ class Loop {
     PsCheckpointer* checkpointer = context_.checkpointer();
     if (checkpointer == nullptr) return absl::OkStatus();
     Report("restoring", Cat("looking for checkpoints in ", checkpointer->dir()));
+    const absl::Time restore_started = absl::Now();
     TJ_ASSIGN_OR_RETURN(
         std::optional<RestoredCheckpoint> restored,
         checkpointer->RestoreLatest([this](const nlohmann::json& state, const std::string& dir) {
@@ -181,6 +182,8 @@ class Loop {
                                       options_.ps_placement, dir);
         }));
     if (!restored.has_value()) {
+      context_.checkpoint_metrics().Restored(absl::Now() - restore_started, false,
+                                             absl::InfinitePast(), absl::Now());
       spdlog::info("no checkpoint in {}: training starts at step 0", checkpointer->dir());
       return absl::OkStatus();
     }
@@ -192,6 +195,11 @@ class Loop {
           state["program"].dump(), "); this one is ", options_.program_fingerprint.dump(),
           ". Use a new checkpoint directory or the same configuration"));
     }
+    // saved_at: written since session 9; older checkpoints leave the age unknown.
+    const int64_t saved_at = state.value("saved_at_unix_seconds", int64_t{0});
+    context_.checkpoint_metrics().Restored(
+        absl::Now() - restore_started, true,
+        saved_at > 0 ? absl::FromUnixSeconds(saved_at) : absl::InfinitePast(), absl::Now());
     step_ = restored->step;
     restored_from_ = step_;
     last_checkpoint_step_ = step_;
@@ -256,7 +264,8 @@ class Loop {
     // through the checkpoint; here every step is one run.
     nlohmann::json state = {{"step", step_},
                             {"total_run_calls", step_},
-                            {"total_steps", options_.total_steps}};
+                            {"total_steps", options_.total_steps},
+                            {"saved_at_unix_seconds", absl::ToUnixSeconds(absl::Now())}};
     if (!options_.program_fingerprint.is_null()) state["program"] = options_.program_fingerprint;
     if (!options_.ps_placement.is_null()) state["ps_placement"] = options_.ps_placement;
     TJ_ASSIGN_OR_RETURN(SavedCheckpoint saved, checkpointer->Save(step_, state));
@@ -265,8 +274,7 @@ class Loop {
     context_.metrics().SetGauge("tj_checkpoint_last_duration_seconds",
                                 "How long the newest checkpoint took to save",
                                 absl::ToDoubleSeconds(saved.took));
-    context_.metrics().SetGauge("tj_checkpoint_last_bytes", "Size of the newest checkpoint",
-                                static_cast<double>(saved.bytes));
+    context_.checkpoint_metrics().Saved(saved.took, saved.bytes, absl::Now());
     spdlog::info(
         "checkpoint {} saved: step {}, {} bytes in {} ({} PS wrote deltas; embedding tables {} "
         "bytes in {} on the slowest PS)",

@@ -21,6 +21,7 @@
 #include "coordinator/metrics/metrics_http_server.h"
 #include "coordinator/metrics/metrics_registry.h"
 #include "tests/support/http_get.h"
+#include "tests/support/promtool.h"
 #include "tests/support/slow_http_clients.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait_for.h"
@@ -32,20 +33,9 @@ using testing::ClosedByServer;
 using testing::Connect;
 using testing::DrippingClient;
 using testing::GetWithin;
+using testing::Promtool;
 using ::testing::HasSubstr;
 
-// promtool's verdict on `text`: its exit code and output.
-std::pair<int, std::string> Promtool(const std::string& text) {
-  testing::TempDir dir;
-  const std::string path = dir.Join("metrics.txt");
-  std::ofstream(path) << text;
-  FILE* pipe = popen(("promtool check metrics < " + path + " 2>&1").c_str(), "r");
-  std::string output;
-  char buffer[512];
-  while (pipe != nullptr && fgets(buffer, sizeof(buffer), pipe) != nullptr) output += buffer;
-  const int status = pipe == nullptr ? -1 : pclose(pipe);
-  return {status == -1 ? -1 : WEXITSTATUS(status), output};
-}
 
 void FillSample(MetricsRegistry& registry) {
   registry.SetGauge("tj_training_step", "Training steps completed", 120);

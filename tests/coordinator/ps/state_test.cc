@@ -1,5 +1,7 @@
 // ExportState / ImportState, the local record file and the SaveShard / RestoreShard RPCs: a round
-// trip restores exactly the same values, slots, steps and rows; damaged input changes nothing.
+// trip restores exactly the same values, slots, steps and rows; damaged input leaves nothing
+// half-restored: the store holds nothing, refuses training calls naming the failed restore, and
+// waits for the next restore.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -40,6 +42,21 @@ using testing::SourceOf;
 using testing::SparsePush;
 using testing::Table;
 using testing::ViewOf;
+
+// After a failed restore: nothing is held, training calls are Unavailable (workers report the PS
+// as lost, and the coordinator restores it) naming the failed restore, and a save is refused
+// rather than writing an empty shard.
+void ExpectWaitingForARestore(VariableStore& store, const std::string& variable) {
+  v1::PullResponse response;
+  const absl::Status pulled = store.Pull(testing::PullRequest({variable}), response);
+  EXPECT_EQ(pulled.code(), absl::StatusCode::kUnavailable) << pulled;
+  EXPECT_THAT(std::string(pulled.message()), HasSubstr("its last restore failed"));
+  EXPECT_THAT(std::string(pulled.message()), HasSubstr("DATA_LOSS"));
+  const absl::Status saved =
+      store.ExportState([](std::span<const std::string_view>) { return absl::OkStatus(); });
+  EXPECT_EQ(saved.code(), absl::StatusCode::kFailedPrecondition) << saved;
+  EXPECT_THAT(std::string(saved.message()), HasSubstr("cannot save"));
+}
 
 // A store with every kind of state: Adam and Adagrad variables with steps and slots, a plain one,
 // a variable larger than one export chunk, an empty one, and lazy-Adam and SGD tables with rows.
@@ -105,7 +122,7 @@ TEST(StateTest, ExportImportRoundTripRestoresValuesSlotsStepsAndRows) {
   EXPECT_EQ(ViewOf(restored), ViewOf(original));
 }
 
-TEST(StateTest, ATruncatedStreamIsDataLossAndChangesNothing) {
+TEST(StateTest, ATruncatedStreamIsDataLossAndLeavesTheStoreWaitingForARestore) {
   VariableStore original;
   Populate(original);
   std::vector<std::string> records = ExportRecords(original);
@@ -122,9 +139,59 @@ TEST(StateTest, ATruncatedStreamIsDataLossAndChangesNothing) {
   for (const auto* stream : {&no_end, &missing_chunk, &garbage, &no_header}) {
     const absl::Status status = target.ImportState(SourceOf(*stream)).status();
     EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+    EXPECT_EQ(target.num_variables(), 0);
+    EXPECT_EQ(target.num_tables(), 0);
   }
-  EXPECT_EQ(target.num_variables(), 1);
-  EXPECT_EQ(target.num_tables(), 0);
+  ExpectWaitingForARestore(target, "keep");
+  // A restore that succeeds ends it.
+  ASSERT_TRUE(target.ImportState(SourceOf(records)).ok());
+  EXPECT_EQ(ViewOf(target), ViewOf(original));
+}
+
+// A restore releases the state held before it reads the new one (one state in memory at a time):
+// from its start, what the store held is gone, whatever the restore's outcome.
+TEST(StateTest, ARestoreReleasesTheOldStateBeforeReadingTheNewOne) {
+  VariableStore original;
+  Populate(original);
+  std::vector<std::string> records = ExportRecords(original);
+  VariableStore target;
+  ASSERT_TRUE(target.Create(CreateRequest({FloatVariable("old", {9}, {1})})).ok());
+  // The stream is read one record at a time: while its records arrive, the old variable is gone
+  // and training calls name the restore in progress.
+  size_t next = 0;
+  absl::Status while_reading;
+  const absl::StatusOr<StateCounts> counts =
+      target.ImportState(RecordSource([&](std::string& record) -> absl::StatusOr<bool> {
+        if (next == 2) {
+          v1::PullResponse response;
+          while_reading = target.Pull(testing::PullRequest({"old"}), response);
+        }
+        if (next == records.size()) return false;
+        record = records[next++];
+        return true;
+      }));
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_EQ(while_reading.code(), absl::StatusCode::kUnavailable) << while_reading;
+  EXPECT_THAT(std::string(while_reading.message()), HasSubstr("a restore has released"));
+  EXPECT_EQ(ViewOf(target), ViewOf(original));
+  v1::PullResponse response;
+  EXPECT_EQ(target.Pull(testing::PullRequest({"old"}), response).code(),
+            absl::StatusCode::kNotFound);
+}
+
+// After a failed restore the coordinator may find nothing else to restore and create the
+// variables afresh, as on a restarted PS: that ends the wait too.
+TEST(StateTest, ACreateAfterAFailedRestoreStartsAfresh) {
+  VariableStore target;
+  ASSERT_TRUE(target.Create(CreateRequest({FloatVariable("keep", {9}, {1})})).ok());
+  ASSERT_FALSE(target.ImportState(SourceOf({"not a record"})).ok());
+  ExpectWaitingForARestore(target, "keep");
+  ASSERT_TRUE(target.Create(CreateRequest({FloatVariable("keep", {2}, {1})})).ok());
+  v1::PullResponse response;
+  ASSERT_TRUE(target.Pull(testing::PullRequest({"keep"}), response).ok());
+  EXPECT_THAT(testing::Floats(response.values(0)), ::testing::ElementsAre(2));
+  EXPECT_TRUE(
+      target.ExportState([](std::span<const std::string_view>) { return absl::OkStatus(); }).ok());
 }
 
 // A restored variable's memory is not cleared first, so its chunks must cover it exactly: a chunk
@@ -156,7 +223,7 @@ TEST(StateTest, DenseChunksOutOfOrderOrRepeatedAreDataLoss) {
 // Records pass their CRC before they are parsed, but a file written by someone else can hold any
 // bytes with a valid CRC: every byte of every small record (dense chunk heads included, which are
 // parsed before the rest of the chunk is read into place) flipped, and every record cut short,
-// is refused or harmless, and a refused stream leaves the store as it was.
+// is refused or harmless, and a refused stream leaves nothing half-restored.
 TEST(StateTest, EveryByteOfASmallRecordFlippedOrCutIsRefusedOrHarmless) {
   VariableStore original;
   Populate(original);
@@ -180,7 +247,9 @@ TEST(StateTest, EveryByteOfASmallRecordFlippedOrCutIsRefusedOrHarmless) {
       const absl::Status status = target->ImportState(SourceOf(stream)).status();
       if (!status.ok()) {
         ++refused;
-        ASSERT_EQ(target->num_variables(), 1) << "record " << r << " byte " << at << ": " << status;
+        // Nothing half-restored is left behind.
+        ASSERT_EQ(target->num_variables(), 0) << "record " << r << " byte " << at << ": " << status;
+        ASSERT_EQ(target->num_tables(), 0) << "record " << r << " byte " << at << ": " << status;
       } else {
         target = fresh();  // accepted (a flip that still makes sense, e.g. in a value)
       }
@@ -232,7 +301,7 @@ TEST_F(ShardFileTest, SaveAndRestoreThroughAFile) {
 }
 
 // The manifest's digest is checked from the records' own CRCs as the file is read once: another
-// size or CRC is DataLoss naming the file, and the store keeps its state.
+// size or CRC is DataLoss naming the file, and the store waits for the next restore.
 TEST_F(ShardFileTest, RestoreChecksTheExpectedDigestAsItReads) {
   VariableStore original;
   Populate(original);
@@ -243,15 +312,15 @@ TEST_F(ShardFileTest, RestoreChecksTheExpectedDigestAsItReads) {
   VariableStore target;
   ASSERT_TRUE(target.Create(CreateRequest({FloatVariable("keep", {9}, {1})})).ok());
 
-  for (const FileDigest& wrong : {FileDigest{digest.bytes, digest.crc32c ^ 1},
-                                  FileDigest{digest.bytes + 1, digest.crc32c}}) {
+  for (const FileDigest& wrong :
+       {FileDigest{digest.bytes, digest.crc32c ^ 1}, FileDigest{digest.bytes + 1, digest.crc32c}}) {
     ShardFileOptions options;
     options.expected_digest = wrong;
     const absl::Status status = RestoreShardFile(target, path, options).status();
     EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
     EXPECT_THAT(std::string(status.message()), HasSubstr(path));
     EXPECT_THAT(std::string(status.message()), HasSubstr("mismatch"));
-    EXPECT_EQ(target.num_variables(), 1);
+    EXPECT_EQ(target.num_variables(), 0);
   }
   ShardFileOptions options;
   options.expected_digest = digest;
@@ -310,8 +379,8 @@ TEST_F(ShardFileTest, SaveShardAndRestoreShardRpcs) {
   EXPECT_EQ(client->RestoreShard(dir_ + "/missing").status().code(), absl::StatusCode::kNotFound);
   // With the manifest's digest, a mismatch is DATA_LOSS naming the file, not a lost PS.
   grpc::ClientContext context;
-  const auto wrong = client->RestoreShard(
-      context, path, {}, FileDigest{on_disk->bytes, on_disk->crc32c ^ 1});
+  const auto wrong =
+      client->RestoreShard(context, path, {}, FileDigest{on_disk->bytes, on_disk->crc32c ^ 1});
   EXPECT_EQ(wrong.status().code(), absl::StatusCode::kDataLoss) << wrong.status();
   EXPECT_THAT(std::string(wrong.status().message()), HasSubstr(path));
   grpc::ClientContext again;

@@ -11,9 +11,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -94,6 +97,7 @@ class ChildProcess {
   }
 
   bool Signal(int signal_number) { return kill(pid_, signal_number) == 0; }
+  pid_t pid() const { return pid_; }
 
   // The raw wait status once the child exits; nullopt if it is still running after `timeout_ms`.
   std::optional<int> WaitForExit(int timeout_ms) {
@@ -168,18 +172,24 @@ TEST(TjPsBinaryTest, ExitsNonZeroWhenItCannotListen) {
   EXPECT_EQ(WEXITSTATUS(*status), 1);
 }
 
-// Starts tj-ps as task 0 with TJ_PS_MEMORY_LIMIT_BYTES=`limit` and connects to it.
-void StartPsWithMemoryLimit(const char* limit, std::optional<ChildProcess>& child,
-                            std::shared_ptr<PsClient>& client) {
-  setenv("TJ_PS_MEMORY_LIMIT_BYTES", limit, 1);
+// Starts tj-ps as task 0 with the environment variable `name` set to `value` and connects to it.
+void StartPsWithEnvironment(const char* name, const char* value,
+                            std::optional<ChildProcess>& child, std::shared_ptr<PsClient>& client) {
+  setenv(name, value, 1);
   std::optional<ChildProcess> spawned =
       ChildProcess::Spawn({TJ_PS_BINARY, "--task", "0", "--address", "127.0.0.1:0"});
-  unsetenv("TJ_PS_MEMORY_LIMIT_BYTES");
+  unsetenv(name);
   ASSERT_TRUE(spawned.has_value()) << "cannot start " << TJ_PS_BINARY;
   child.emplace(std::move(*spawned));
   const std::optional<std::string> line = child->ReadLine(kStartupTimeoutMs);
   ASSERT_TRUE(line.has_value()) << "tj-ps printed no LISTENING line";
   client = PsClient::Connect(line->substr(std::string("LISTENING ").size()), 0);
+}
+
+// Starts tj-ps as task 0 with TJ_PS_MEMORY_LIMIT_BYTES=`limit` and connects to it.
+void StartPsWithMemoryLimit(const char* limit, std::optional<ChildProcess>& child,
+                            std::shared_ptr<PsClient>& client) {
+  StartPsWithEnvironment("TJ_PS_MEMORY_LIMIT_BYTES", limit, child, client);
 }
 
 // A worker's lookups of ever new ids meet the PS's memory budget (here TJ_PS_MEMORY_LIMIT_BYTES)
@@ -219,7 +229,8 @@ TEST(TjPsBinaryTest, LookupsBeyondTheMemoryBudgetAreRefusedAndThePsLivesOn) {
 
 // A restore is held to the same budget: a shard whose variables would not fit is refused with
 // RESOURCE_EXHAUSTED naming the file and the budget before the variable is allocated (the PS's
-// memory stays far below the shard's size), and the PS keeps serving what it held.
+// memory stays far below the shard's size). The PS lives on, holding nothing (the restore released
+// what it held) until a restore succeeds.
 TEST(TjPsBinaryTest, ARestoreBeyondTheMemoryBudgetIsRefusedNamingTheFileAndThePsLivesOn) {
   // 256 MiB less the process and the 128 MiB of headroom, as in the test above.
   std::optional<ChildProcess> child;
@@ -258,8 +269,127 @@ TEST(TjPsBinaryTest, ARestoreBeyondTheMemoryBudgetIsRefusedNamingTheFileAndThePs
   EXPECT_GT(after->memory_available_bytes(),
             health->memory_available_bytes() - (int64_t{32} << 20));
   auto pulled = client->Pull({"small"});
+  EXPECT_EQ(pulled.status().code(), absl::StatusCode::kUnavailable) << pulled.status();
+  EXPECT_THAT(std::string(pulled.status().message()),
+              ::testing::AllOf(::testing::HasSubstr("its last restore failed"),
+                               ::testing::HasSubstr("memory budget")));
+  const std::string fits = dir.Join("fits.state");
+  {
+    VariableStore store;
+    ASSERT_TRUE(store.Create(testing::CreateRequest({FloatVariable("small", {3, 4}, {2})})).ok());
+    ASSERT_TRUE(SaveShardFile(store, fits).ok());
+  }
+  ASSERT_TRUE(client->RestoreShard(fits).ok());
+  pulled = client->Pull({"small"});
   ASSERT_TRUE(pulled.ok()) << pulled.status();
-  EXPECT_THAT(Floats((*pulled)[0]), ElementsAre(1, 2));
+  EXPECT_THAT(Floats((*pulled)[0]), ElementsAre(3, 4));
+}
+
+// A field of /proc/<pid>/status in bytes ("VmRSS", "VmHWM"); -1 if it cannot be read.
+int64_t ProcStatusBytes(pid_t pid, const std::string& field) {
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) != 0) continue;
+    return std::strtoll(line.c_str() + field.size() + 1, nullptr, 10) * 1024;
+  }
+  return -1;
+}
+
+// A restore of a PS that holds state replaces it one state at a time: the PS's peak resident
+// memory (VmHWM, which the kernel keeps) does not grow by anything like the state's size while it
+// restores the same state it holds. Holding the old state until the new one is read, it grew by
+// the whole state (96 MiB here).
+TEST(TjPsBinaryTest, ARestoreHoldsOneStateAtATime) {
+  std::optional<ChildProcess> child;
+  std::shared_ptr<PsClient> client;
+  ASSERT_NO_FATAL_FAILURE(StartPsWithMemoryLimit("0", child, client));  // "0": no limit set
+  constexpr int kVariables = 6;
+  constexpr int64_t kFloats = int64_t{4} << 20;  // 16 MiB each: 96 MiB in all
+  constexpr int64_t kStateBytes = kVariables * kFloats * 4;
+  for (int i = 0; i < kVariables; ++i) {
+    // One request each, as ShardedPsClient sends slices: each well within the RPC deadline.
+    ASSERT_TRUE(client
+                    ->Create(testing::CreateRequest({testing::InitializedVariable(
+                        absl::StrCat("w", i), {kFloats},
+                        testing::NormalInit(static_cast<uint64_t>(i) + 1))}))
+                    .ok());
+  }
+  ::tj::testing::TempDir dir;
+  const std::string shard = dir.Join("ps-0-of-1.state");
+  ASSERT_TRUE(client->SaveShard(shard).ok());
+  auto before = client->Pull({"w0", "w5"});
+  ASSERT_TRUE(before.ok()) << before.status();
+  const int64_t peak_before = ProcStatusBytes(child->pid(), "VmHWM");
+  ASSERT_GT(peak_before, kStateBytes) << "the PS does not hold its state";
+
+  auto restored = client->RestoreShard(shard);
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(restored->num_variables(), kVariables);
+
+  const int64_t peak_after = ProcStatusBytes(child->pid(), "VmHWM");
+  std::printf("PS peak %lld MiB before the restore, %lld MiB after (state %lld MiB)\n",
+              static_cast<long long>(peak_before >> 20), static_cast<long long>(peak_after >> 20),
+              static_cast<long long>(kStateBytes >> 20));
+  EXPECT_LT(peak_after - peak_before, kStateBytes / 3)
+      << "peak " << (peak_before >> 20) << " MiB before the restore, " << (peak_after >> 20)
+      << " MiB after";
+  auto after = client->Pull({"w0", "w5"});
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ((*after)[0].data(), (*before)[0].data());
+  EXPECT_EQ((*after)[1].data(), (*before)[1].data());
+}
+
+// Sixteen workers push 4 MiB each at once, 8 times, to a real tj-ps whose push window is 8 MiB
+// (TJ_PS_PUSH_WINDOW_BYTES): the PS's peak resident memory grows by the window plus a small fixed
+// cost per connected worker (its connection's buffers, an unread stream's 64 KiB window, a handler
+// thread: 1.3-1.6 MiB measured), not by what the workers push (main's tj-ps grew by 126-164 MiB
+// here, 8-10 MiB a worker), and every push is applied exactly once.
+TEST(TjPsBinaryTest, ManyWorkersPushingAtOnceStayWithinThePushWindow) {
+  std::optional<ChildProcess> child;
+  std::shared_ptr<PsClient> client;
+  ASSERT_NO_FATAL_FAILURE(StartPsWithEnvironment("TJ_PS_PUSH_WINDOW_BYTES",
+                                                 std::to_string(int64_t{8} << 20).c_str(), child,
+                                                 client));
+  constexpr int64_t kFloats = int64_t{1} << 20;  // 4 MiB
+  constexpr int kWorkers = 16;
+  constexpr int kPushes = 8;
+  ASSERT_TRUE(
+      client->Create(testing::CreateRequest({testing::InitializedVariable("w", {kFloats}, {})}))
+          .ok());
+  std::vector<std::shared_ptr<PsClient>> workers;
+  for (int w = 0; w < kWorkers; ++w) {
+    // A channel each, as workers have: one connection per worker.
+    workers.push_back(PsClient::Connect(client->address(), 0));
+    ASSERT_TRUE(workers.back()->Pull({"w"}).ok());
+  }
+  // One push first, so that the update's buffer and gRPC's own are already counted.
+  ASSERT_TRUE(client->Push({"w"}, {FloatTensor(std::vector<float>(kFloats, 0.0f), {kFloats})}).ok());
+  const int64_t peak_before = ProcStatusBytes(child->pid(), "VmHWM");
+
+  std::vector<absl::Status> failed(kWorkers);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWorkers; ++w) {
+    threads.emplace_back([&, w] {
+      const v1::Tensor delta =
+          FloatTensor(std::vector<float>(kFloats, static_cast<float>(w + 1)), {kFloats});
+      for (int i = 0; i < kPushes && failed[static_cast<size_t>(w)].ok(); ++i) {
+        failed[static_cast<size_t>(w)] = workers[static_cast<size_t>(w)]->Push({"w"}, {delta});
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const absl::Status& status : failed) EXPECT_TRUE(status.ok()) << status;
+
+  const int64_t grown = ProcStatusBytes(child->pid(), "VmHWM") - peak_before;
+  std::printf("PS peak grew by %lld MiB while %d workers pushed at once\n",
+              static_cast<long long>(grown >> 20), kWorkers);
+  EXPECT_LT(grown, (int64_t{8} << 20) + kWorkers * (int64_t{2} << 20) + (int64_t{8} << 20))
+      << "the PS's peak grew by " << (grown >> 20) << " MiB";
+  auto values = client->Pull({"w"});
+  ASSERT_TRUE(values.ok()) << values.status();
+  // 8 pushes of 1 + 2 + ... + 16.
+  EXPECT_THAT(Floats((*values)[0]), ::testing::Each(static_cast<float>(kPushes * 136)));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "tests/coordinator/ps/ps_state_view.h"
 #include "tests/coordinator/ps/ps_test_values.h"
 #include "tests/support/temp_dir.h"
+#include "tests/trainer/sdk/in_process_ps_cluster.h"
 #include "trainer/sdk/ps_checkpointer.h"
 
 namespace tj::sdk {
@@ -31,18 +32,10 @@ using ::tj::testing::ViewOf;
 
 constexpr int kNumPs = 2;
 
-struct Cluster {
-  std::vector<std::unique_ptr<PsServer>> servers;
-  std::vector<std::shared_ptr<PsClient>> clients;
-
+struct Cluster : tj::testing::InProcessPsCluster {
   static Cluster Start() {
     Cluster cluster;
-    for (int task = 0; task < kNumPs; ++task) {
-      auto server = PsServer::Start("127.0.0.1:0", task);
-      EXPECT_TRUE(server.ok()) << server.status();
-      cluster.clients.push_back(PsClient::Connect((*server)->address(), task));
-      cluster.servers.push_back(*std::move(server));
-    }
+    cluster.StartServers(kNumPs);
     return cluster;
   }
 
@@ -68,12 +61,6 @@ struct Cluster {
       ASSERT_TRUE(
           client->Push({"dense"}, {FloatTensor(std::vector<float>{scale, 1, 2}, {3})}).ok());
     }
-  }
-
-  std::vector<testing::StoreStateView> States() const {
-    std::vector<testing::StoreStateView> states;
-    for (const auto& server : servers) states.push_back(ViewOf(server->store()));
-    return states;
   }
 };
 

@@ -1,0 +1,82 @@
+// Bounds the bytes of Push bodies a parameter server receives at once. Each worker keeps at most
+// its transfer window in flight, but nothing bounded what many workers pushing together made a PS
+// receive: gRPC holds every arriving body in full. A Push handler asks the window for the body's
+// size (the client's `tj-push-bytes` header) before it reads the body; until then the transport
+// holds at most the stream's flow-control window of it. A push that is not admitted within its
+// hold time is answered RESOURCE_EXHAUSTED with the `tj-push-held-back` trailer, having read and
+// applied nothing, and the client sends it again (PsClient): held back, never failed nor taken for
+// a lost PS.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <list>
+#include <optional>
+#include <string_view>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/time/time.h"
+#include "coordinator/base/std_mutex.h"
+
+namespace tj {
+
+// The request header that carries a push body's size in bytes, and the trailer of a push held
+// back.
+inline constexpr std::string_view kPushBytesHeader = "tj-push-bytes";
+inline constexpr std::string_view kPushHeldBackTrailer = "tj-push-held-back";
+
+// The default window of a PS whose memory budget (available memory less headroom, as PsServer
+// reads it at start) is `budget_bytes`: an eighth of it, within [64 MiB, 512 MiB]; 256 MiB when
+// the budget is unknown (0). docs/sizing.md.
+int64_t PushWindowBytesFor(int64_t budget_bytes);
+// TJ_PS_PUSH_WINDOW_BYTES (bytes; 0: no bound), else PushWindowBytesFor(this process's budget).
+int64_t PushWindowBytesFromEnvironment();
+
+class PushWindow {
+ public:
+  // `capacity_bytes` <= 0: no bound (every push is admitted at once).
+  explicit PushWindow(int64_t capacity_bytes) : capacity_(capacity_bytes) {}
+  PushWindow(const PushWindow&) = delete;
+  PushWindow& operator=(const PushWindow&) = delete;
+
+  // Bytes admitted; given back when destroyed.
+  class Ticket {
+   public:
+    Ticket(Ticket&& other) noexcept;
+    Ticket& operator=(Ticket&&) = delete;
+    ~Ticket();
+
+   private:
+    friend class PushWindow;
+    Ticket(PushWindow* window, int64_t bytes) : window_(window), bytes_(bytes) {}
+    PushWindow* window_;
+    int64_t bytes_;
+  };
+
+  // Waits, first come first served, until `bytes` fit beside what is admitted (a body larger than
+  // the capacity waits until it is alone), or until `deadline`: nullopt then.
+  std::optional<Ticket> Admit(int64_t bytes, absl::Time deadline);
+
+  int64_t capacity() const { return capacity_; }
+  // The most bytes admitted at once so far, and how many pushes were not admitted in time.
+  int64_t peak_bytes() const;
+  int64_t held_back() const;
+  // Pushes waiting for room now.
+  int waiting() const;
+
+ private:
+  void Release(int64_t bytes);
+
+  const int64_t capacity_;
+  // std primitives, visible to TSan (docs/decisions.md).
+  mutable StdMutex mu_;
+  std::condition_variable changed_;  // an admission ended, or the first waiter left
+  int64_t admitted_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t peak_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t held_back_ ABSL_GUARDED_BY(mu_) = 0;
+  // The pushes waiting, in arrival order: only the first may be admitted.
+  std::list<uint64_t> waiting_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tj
