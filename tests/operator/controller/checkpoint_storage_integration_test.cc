@@ -12,10 +12,10 @@ namespace tj::op::testing {
 namespace {
 
 using ::testing::HasSubstr;
-using ::tj::FindOrBuildWeed;
-using ::tj::kS3TestAccessKey;
-using ::tj::kS3TestSecretKey;
-using ::tj::S3TestServer;
+using ::tj::testing::FindOrBuildWeed;
+using ::tj::testing::kS3TestAccessKey;
+using ::tj::testing::kS3TestSecretKey;
+using ::tj::testing::S3TestServer;
 
 // spec.checkpoint.s3 (CheckpointStorageStep) against a real S3-compatible server
 // (SeaweedFS, tests/support/s3_test_server.h, started once for these cases): the credentials
