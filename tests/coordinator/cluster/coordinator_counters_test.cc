@@ -36,6 +36,10 @@ TEST(CoordinatorCountersTest, EveryClosureIsCountedOnceFromScheduleToItsEnd) {
   ASSERT_TRUE(cluster.StartAll().ok());
   auto coordinator = ClusterCoordinator::Create(cluster.worker_addresses(), FastOptions());
   ASSERT_TRUE(coordinator.ok());
+  // Both connections first: a loaded machine can run all 500 closures on worker 0 before worker
+  // 1's connection is up, and that connection's change to healthy would then come after Join.
+  ASSERT_TRUE(
+      WaitFor([&] { return Changes((*coordinator)->Counters(), WorkerState::kHealthy) == 2; }));
   for (int i = 0; i < 500; ++i) ASSERT_TRUE((*coordinator)->Schedule("noop").ok());
   ASSERT_TRUE((*coordinator)->Join().ok());
   const CoordinatorCounters c = (*coordinator)->Counters();
