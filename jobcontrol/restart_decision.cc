@@ -49,6 +49,14 @@ RestartDecision ByPolicy(ReplicaKey replica, const RestartRules& rules, const Te
                                 "raise the container's memory limit if this repeats)"),
                    true);
   }
+  const auto& codes = rules.restart_exit_codes;
+  if (t.waited_for_ps && std::find(codes.begin(), codes.end(), code) != codes.end()) {
+    return Restart("WaitingForPs",
+                   absl::StrCat(who,
+                                " while a PS had not started; restarting it (waiting for a PS "
+                                "does not count toward backoffLimit)"),
+                   false);
+  }
   if (t.disrupted) {
     return Restart("Disrupted",
                    absl::StrCat(who,
@@ -69,7 +77,6 @@ RestartDecision ByPolicy(ReplicaKey replica, const RestartRules& rules, const Te
     return Restart("Error", absl::StrCat(who, "; restartPolicy ", policy, " restarts it"), true);
   }
   // ExitCode.
-  const auto& codes = rules.restart_exit_codes;
   if (std::find(codes.begin(), codes.end(), code) != codes.end()) {
     return Restart("RestartExitCode",
                    absl::StrCat(who, ", a restart exit code (restartExitCodes [",

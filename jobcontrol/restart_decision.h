@@ -23,6 +23,10 @@ struct Termination {
   // The platform took the replica away: the pod has the DisruptionTarget condition, was deleted,
   // or its node was lost. Not the program's failure.
   bool disrupted = false;
+  // The coordinator exited while a PS replica had not started (pending, unschedulable, not yet
+  // created): it gave up waiting for it. With a restart exit code this is waiting, not a failure,
+  // and is not counted (the Stuck condition and runPolicy.pendingTimeoutSeconds bound the wait).
+  bool waited_for_ps = false;
 };
 
 // 128+N for a signal, else the exit code.
@@ -82,6 +86,8 @@ bool CoordinatorExitFollowsPsDisruption(const Termination& coordinator_exit,
 //  - OOM-killed: restarts under every policy but Never and always counts, so a job that keeps
 //    running out of memory fails after backoffLimit restarts, with reason BackoffLimitExceeded
 //    and a message naming the OOM kill.
+//  - A coordinator that waited for a PS (waited_for_ps) and exited with a restart exit code
+//    restarts under every policy but Never, not counted (WaitingForPs).
 //  - Every other restart counts; a counted restart with restarts_so_far >= backoffLimit fails
 //    the job instead (BackoffLimitExceeded, naming the limit).
 RestartDecision DecideRestart(ReplicaKey replica, const RestartRules& rules,

@@ -101,6 +101,7 @@ RunPolicy DecodeRunPolicy(const nlohmann::json& value, const std::string& path,
     }
   }
   policy.suspend = r.Bool("suspend");
+  policy.pending_timeout_seconds = r.Int64("pendingTimeoutSeconds");
   if (const nlohmann::json* scheduling = r.Field("schedulingPolicy")) {
     policy.scheduling_policy =
         DecodeSchedulingPolicy(*scheduling, r.Path("schedulingPolicy"), errors);

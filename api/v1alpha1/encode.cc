@@ -35,6 +35,7 @@ nlohmann::json RunPolicyToJson(const RunPolicy& policy) {
   SetIf(out, "backoffLimit", policy.backoff_limit);
   SetIf(out, "activeDeadlineSeconds", policy.active_deadline_seconds);
   SetIf(out, "ttlSecondsAfterFinished", policy.ttl_seconds_after_finished);
+  SetIf(out, "pendingTimeoutSeconds", policy.pending_timeout_seconds);
   if (policy.clean_pod_policy) out["cleanPodPolicy"] = CleanPodPolicyName(*policy.clean_pod_policy);
   SetIf(out, "suspend", policy.suspend);
   if (policy.scheduling_policy) {

@@ -6,13 +6,14 @@
 namespace tj::v1alpha1 {
 namespace {
 
-constexpr std::array<std::pair<ConditionType, std::string_view>, 6> kConditionTypeNames = {{
+constexpr std::array<std::pair<ConditionType, std::string_view>, 7> kConditionTypeNames = {{
     {ConditionType::kCreated, "Created"},
     {ConditionType::kRunning, "Running"},
     {ConditionType::kRestarting, "Restarting"},
     {ConditionType::kSucceeded, "Succeeded"},
     {ConditionType::kFailed, "Failed"},
     {ConditionType::kSuspended, "Suspended"},
+    {ConditionType::kStuck, "Stuck"},
 }};
 
 constexpr std::array<std::pair<ConditionStatus, std::string_view>, 3> kConditionStatusNames = {{

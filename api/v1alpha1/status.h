@@ -14,7 +14,9 @@
 
 namespace tj::v1alpha1 {
 
-enum class ConditionType { kCreated, kRunning, kRestarting, kSucceeded, kFailed, kSuspended };
+// kStuck is True while a pod of the job cannot start on its own (unschedulable, its image cannot be
+// pulled, its container cannot be created); it reports, and never sets `state`.
+enum class ConditionType { kCreated, kRunning, kRestarting, kSucceeded, kFailed, kSuspended, kStuck };
 enum class ConditionStatus { kTrue, kFalse, kUnknown };
 
 std::string_view ConditionTypeName(ConditionType type);

@@ -59,6 +59,9 @@ struct RunPolicy {
   std::optional<CleanPodPolicy> clean_pod_policy;
   std::optional<bool> suspend;
   std::optional<SchedulingPolicy> scheduling_policy;
+  // A pod that cannot start on its own (Stuck) this long after it was created fails the job
+  // (PendingTimeout); unset: the job waits, reporting Stuck.
+  std::optional<int64_t> pending_timeout_seconds;
 
   friend bool operator==(const RunPolicy&, const RunPolicy&) = default;
 };

@@ -139,6 +139,8 @@ void ValidateRunPolicy(const TrainingJobSpec& spec, FieldErrors& errors) {
   CheckAtLeast(errors, "spec.runPolicy.activeDeadlineSeconds", run.active_deadline_seconds,
                int64_t{1});
   CheckAtLeast(errors, "spec.runPolicy.ttlSecondsAfterFinished", run.ttl_seconds_after_finished, 0);
+  CheckAtLeast(errors, "spec.runPolicy.pendingTimeoutSeconds", run.pending_timeout_seconds,
+               int64_t{1});
   if (run.scheduling_policy && run.scheduling_policy->min_available) {
     const std::string path = "spec.runPolicy.schedulingPolicy.minAvailable";
     const int32_t min_available = *run.scheduling_policy->min_available;

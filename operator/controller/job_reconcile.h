@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct JobReconcile {
   std::string pod_group_problem;
   std::string checkpoint_volume_problem;
   std::string checkpoint_storage_problem;
+
+  // PendingPodsStep: why pods cannot start, when they cannot.
+  std::optional<StuckJudgement> stuck;
 
   // StatusStep: a first reconcile's status is written after the creates, on the executor.
   bool first_reconcile = false;

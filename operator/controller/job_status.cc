@@ -19,8 +19,15 @@ void SetJobCondition(std::vector<JobCondition>& conditions, ConditionType type,
                      absl::Time now) {
   auto it = std::find_if(conditions.begin(), conditions.end(),
                          [&](const JobCondition& c) { return c.type == type; });
+  // Stuck reports beside the phase and is never the state: it goes first and stays in place, so
+  // the last condition (the State column) is still the phase's.
+  const bool beside_the_phase = type == ConditionType::kStuck;
   if (it == conditions.end()) {
-    conditions.push_back({type, status, reason, message, now});
+    if (beside_the_phase) {
+      conditions.insert(conditions.begin(), {type, status, reason, message, now});
+    } else {
+      conditions.push_back({type, status, reason, message, now});
+    }
     return;
   }
   if (it->status == status && it->reason == reason) {
@@ -28,7 +35,7 @@ void SetJobCondition(std::vector<JobCondition>& conditions, ConditionType type,
     return;
   }
   JobCondition updated{type, status, reason, message, now};
-  if (status == ConditionStatus::kTrue) {
+  if (status == ConditionStatus::kTrue && !beside_the_phase) {
     conditions.erase(it);
     conditions.push_back(std::move(updated));
   } else {
@@ -115,6 +122,13 @@ v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& pre
     SetJobCondition(next.conditions, phase_type, ConditionStatus::kTrue, decision.reason,
                     decision.message, now);
   }
+  if (update.stuck != nullptr) {
+    SetJobCondition(next.conditions, ConditionType::kStuck, ConditionStatus::kTrue,
+                    update.stuck->reason, update.stuck->message, now);
+  } else {
+    Clear(next.conditions, ConditionType::kStuck, "PodsStarted",
+          "every pod started or is on its way", now);
+  }
   switch (decision.phase) {
     case JobPhase::kRunning:
       Clear(next.conditions, ConditionType::kRestarting, "Running", decision.message, now);
@@ -170,7 +184,9 @@ v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& pre
   if (update.last_checkpoint_step) next.last_checkpoint_step = update.last_checkpoint_step;
   next.state.clear();
   for (const JobCondition& c : next.conditions) {
-    if (c.status == ConditionStatus::kTrue) next.state = std::string(v1alpha1::ConditionTypeName(c.type));
+    if (c.status == ConditionStatus::kTrue && c.type != ConditionType::kStuck) {
+      next.state = std::string(v1alpha1::ConditionTypeName(c.type));
+    }
   }
   if (!update.job_name.empty()) {
     next.worker_selector = absl::StrCat(v1alpha1::kJobNameLabel, "=", update.job_name, ",",

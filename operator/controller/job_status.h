@@ -65,6 +65,9 @@ struct StatusUpdate {
   // rejected a pod: a quota, an invalid template); Created turns False with reason FailedCreate
   // and this message until a later create succeeds. The creates are retried.
   std::string create_failure;
+  // Set: a pod cannot start on its own; Stuck is True with its reason and message. Unset: Stuck
+  // turns False (reason PodsStarted) when it was True.
+  const StuckJudgement* stuck = nullptr;
   // Pods whose creates this reconcile requested and the informers have not shown yet: counted
   // as active (client-go's job controller counts its successful creates the same way), so the
   // reconcile that then observes them Pending finds the status unchanged and writes nothing.

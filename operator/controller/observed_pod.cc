@@ -113,6 +113,9 @@ absl::StatusOr<ObservedPod> ObservePod(const json& pod) {
   const json* status = Child(pod, "status");
   if (status) out.pod_ip = StringAt(*status, "podIP");
 
+  if (const json* created = Child(*metadata, "creationTimestamp")) {
+    out.created_at = ParseKubernetesTime(*created);
+  }
   if (const json* deletion = Child(*metadata, "deletionTimestamp")) {
     out.deletion_deadline = ParseKubernetesTime(*deletion);
     if (!out.deletion_deadline) out.deletion_deadline = absl::InfinitePast();
@@ -150,6 +153,7 @@ absl::StatusOr<ObservedPod> ObservePod(const json& pod) {
     }
   } else {
     out.phase = ReplicaPhase::kPending;
+    out.stuck = PodStuckReason(pod);
   }
   return out;
 }

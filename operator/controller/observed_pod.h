@@ -12,6 +12,7 @@
 #include "jobcontrol/job_phase.h"
 #include "jobcontrol/restart_decision.h"
 #include "nlohmann/json.hpp"
+#include "operator/controller/stuck_pods.h"
 
 namespace tj::op {
 
@@ -35,6 +36,10 @@ struct ObservedPod {
   // by the scheduler, taint manager, eviction API, pod GC, kubelet), or "Evicted" for a pod the
   // kubelet evicted; empty otherwise.
   std::string disruption;
+  // metadata.creationTimestamp; unset when absent (the API server always writes it).
+  std::optional<absl::Time> created_at;
+  // For kPending: why it cannot start on its own (stuck_pods.h); unset while it is on its way.
+  std::optional<PodStuck> stuck;
 };
 
 // The replica labels (api/v1alpha1/labels.h) must be present and valid; InvalidArgument naming

@@ -9,6 +9,7 @@
 #include "operator/controller/reconciler_checkpoint_storage.h"
 #include "operator/controller/reconciler_checkpoint_volume.h"
 #include "operator/controller/reconciler_decide.h"
+#include "operator/controller/reconciler_pending_pods.h"
 #include "operator/controller/reconciler_dispatch.h"
 #include "operator/controller/reconciler_finished.h"
 #include "operator/controller/reconciler_network_policy.h"
@@ -40,6 +41,7 @@ Reconciler::Reconciler(ClusterView& view, kube::KubeClient& client, PreemptionNo
   steps_.push_back(
       std::make_unique<StuckPodsStep>(view, client, events, options_.terminating_pod_timeout));
   steps_.push_back(std::make_unique<DecideStep>(*notices_, invalid_));
+  steps_.push_back(std::make_unique<PendingPodsStep>(events));
   // Holds: each may keep the job's pods from being created (MayCreatePods).
   steps_.push_back(std::make_unique<PodGroupStep>(client, events, options_.pods.gang_scheduler,
                                                   options_.pod_group_retry_interval));

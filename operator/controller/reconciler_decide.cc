@@ -10,6 +10,13 @@ namespace tj::op {
 StepResult DecideStep::Run(JobReconcile& job) {
   // A PS that was disrupted makes the coordinator's next failure part of the same disruption.
   const absl::Time last_ps_disruption = notices_.LastPsDisruption(job);
+  // A PS that is not running: the coordinator's exit may be it giving up waiting for that PS.
+  const std::vector<Replica> desired = DesiredReplicas(*job.job);
+  const bool ps_not_started = std::any_of(desired.begin(), desired.end(), [&](const Replica& r) {
+    if (r.key.type != ReplicaType::kPs) return false;
+    const ObservedPod* pod = FindPod(job.pods, r.key);
+    return pod == nullptr || pod->phase == ReplicaPhase::kPending;
+  });
   JobObservation observation;
   for (const ObservedPod& pod : job.pods) {
     ReplicaObservation r{pod.key, pod.phase, pod.termination};
@@ -19,6 +26,9 @@ StepResult DecideStep::Run(JobReconcile& job) {
       if (CoordinatorExitFollowsPsDisruption(pod.termination, since)) {
         r.termination.disrupted = true;
       }
+    }
+    if (pod.key.type == ReplicaType::kCoordinator && pod.phase == ReplicaPhase::kTerminated) {
+      r.termination.waited_for_ps = ps_not_started;
     }
     observation.replicas.push_back(r);
   }

@@ -17,7 +17,9 @@ using nlohmann::json;
 std::optional<v1alpha1::ConditionType> CurrentState(const v1alpha1::TrainingJobStatus& status) {
   std::optional<v1alpha1::ConditionType> state;
   for (const v1alpha1::JobCondition& c : status.conditions) {
-    if (c.status == v1alpha1::ConditionStatus::kTrue) state = c.type;
+    if (c.status == v1alpha1::ConditionStatus::kTrue && c.type != v1alpha1::ConditionType::kStuck) {
+      state = c.type;
+    }
   }
   return state;
 }
@@ -58,6 +60,7 @@ StepResult StatusStep::Run(JobReconcile& job) {
   update.checkpoint_volume_problem = job.checkpoint_volume_problem;
   update.checkpoint_storage_problem = job.checkpoint_storage_problem;
   update.create_failure = job.create_failure;
+  if (job.stuck) update.stuck = &*job.stuck;
   if (job.first_reconcile && job.MayCreatePods()) update.requested = decision.to_create;
   if (options_.progress != nullptr) {
     const ObservedPod* coordinator = RunningCoordinator(job.pods);

@@ -23,10 +23,32 @@ constexpr RestartAction kRestart = RestartAction::kRestart;
 constexpr RestartAction kComplete = RestartAction::kComplete;
 constexpr RestartAction kFail = RestartAction::kFail;
 
-Termination Exit(int code) { return {code, 0, false, false}; }
-Termination Signal(int signal) { return {0, signal, false, false}; }
-Termination Oom() { return {137, 0, true, false}; }
-Termination Disrupted(int code) { return {code, 0, false, true}; }
+// Field by field: a Termination gains fields, and a positional initializer would break.
+Termination Exit(int code) {
+  Termination t;
+  t.exit_code = code;
+  return t;
+}
+Termination Signal(int signal) {
+  Termination t;
+  t.signal = signal;
+  return t;
+}
+Termination Oom() {
+  Termination t = Exit(137);
+  t.oom_killed = true;
+  return t;
+}
+Termination Disrupted(int code) {
+  Termination t = Exit(code);
+  t.disrupted = true;
+  return t;
+}
+Termination WaitedForPs(int code) {
+  Termination t = Exit(code);
+  t.waited_for_ps = true;
+  return t;
+}
 
 struct Case {
   std::string name;
@@ -113,6 +135,14 @@ std::vector<Case> Cases() {
       {"DisruptedCoordinatorExit0IsNotSuccess", kC, on_failure, Disrupted(0), 0, 6, kRestart, false,
        "Disrupted"},
       {"DisruptedPsPermanentCode", kP, exit_code, Disrupted(1), 0, 0, kRestart, false, "Disrupted"},
+      // A coordinator that gave up waiting for a PS that had not started: not counted.
+      {"WaitedForPsAtLimit", kC, exit_code, WaitedForPs(42), 6, 6, kRestart, false, "WaitingForPs"},
+      {"WaitedForPsOnFailure", kC, on_failure, WaitedForPs(42), 0, 6, kRestart, false,
+       "WaitingForPs"},
+      {"WaitedForPsOtherCodeIsItsOwnFailure", kC, exit_code, WaitedForPs(1), 0, 6, kFail, false,
+       "PermanentExitCode"},
+      {"WaitedForPsUnderNever", kC, never, WaitedForPs(42), 0, 6, kFail, false,
+       "RestartPolicyNever"},
       // backoffLimit counts every restart whatever the policy.
       {"KubeflowBackoffLimitIgnoredUnderExitCode", kW, exit_code, Exit(137), 3, 3, kFail, false,
        "BackoffLimitExceeded"},
@@ -200,13 +230,13 @@ TEST(PsDisruptionTest, ACoordinatorFailingSoonAfterAPsDisruptionIsPartOfIt) {
     bool expected;
   };
   const std::vector<Case> cases = {
-      {Termination{42, 0, false, false}, absl::Seconds(2), true},     // lost the PS, restores
-      {Termination{143, 0, false, false}, absl::Seconds(59), true},   // any failure in the window
-      {Termination{0, 15, false, false}, absl::Seconds(1), true},     // killed by a signal
-      {Termination{0, 0, false, false}, absl::Seconds(1), false},     // finished: not a failure
-      {Termination{42, 0, false, false}, absl::Minutes(1), false},    // window over
-      {Termination{42, 0, false, false}, absl::InfiniteDuration(), false},  // no PS disruption
-      {Termination{42, 0, false, false}, absl::Seconds(-1), false},   // before it: unrelated
+      {Exit(42), absl::Seconds(2), true},     // lost the PS, restores
+      {Exit(143), absl::Seconds(59), true},   // any failure in the window
+      {Signal(15), absl::Seconds(1), true},     // killed by a signal
+      {Exit(0), absl::Seconds(1), false},     // finished: not a failure
+      {Exit(42), absl::Minutes(1), false},    // window over
+      {Exit(42), absl::InfiniteDuration(), false},  // no PS disruption
+      {Exit(42), absl::Seconds(-1), false},   // before it: unrelated
   };
   for (const Case& c : cases) {
     EXPECT_EQ(CoordinatorExitFollowsPsDisruption(c.exit, c.since), c.expected)

@@ -205,7 +205,8 @@ void LocalJob::StartReplica(ReplicaState& r) {
   AppendNote(r.launch.log_path, now, Cat("cannot start: ", error));
   Event(Cat("cannot start ", r.launch.name, ": ", error));
   r.phase = ReplicaPhase::kTerminated;
-  r.termination = Termination{127, 0, false, false};
+  r.termination = Termination{};
+  r.termination.exit_code = 127;
   r.last_exit_code = 127;
   r.last_signal.reset();
   r.ended_at = now;
@@ -224,13 +225,15 @@ void LocalJob::RecordExit(const NamedExit& exit) {
   // `tjctl preempt` announced this exit: a disruption, as a pod's DisruptionTarget is.
   bool disrupted = ConsumeDisruptionMarker(options_.paths.work_dir, r->launch.name);
   // A coordinator that lost a PS to a disruption is part of that disruption (jobcontrol's rule).
+  Termination ended;
+  ended.exit_code = exit.exit.exit_code;
+  ended.signal = exit.exit.signal;
   if (!disrupted && r->launch.key.type == ReplicaType::kCoordinator) {
-    disrupted = CoordinatorExitFollowsPsDisruption(
-        Termination{exit.exit.exit_code, exit.exit.signal, false, false},
-        r->ended_at - last_ps_disruption_);
+    disrupted = CoordinatorExitFollowsPsDisruption(ended, r->ended_at - last_ps_disruption_);
   }
   if (disrupted && r->launch.key.type == ReplicaType::kPs) last_ps_disruption_ = r->ended_at;
-  r->termination = Termination{exit.exit.exit_code, exit.exit.signal, false, disrupted};
+  ended.disrupted = disrupted;
+  r->termination = ended;
   r->last_exit_code = exit.exit.exit_code;
   r->last_signal = exit.exit.signal != 0 ? std::optional<int>(exit.exit.signal) : std::nullopt;
   r->state = r->stopping ? "Stopped" : "Exited";

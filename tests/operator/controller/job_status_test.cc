@@ -204,3 +204,46 @@ TEST(JobStatusTest, ARefusedCreateTurnsCreatedFalseUntilACreateSucceeds) {
 
 }  // namespace
 }  // namespace tj::op
+
+namespace tj::op {
+namespace {
+
+// Stuck reports beside the phase: it goes first, stays there when it turns True again, and never
+// becomes the state or the last condition (the State column).
+TEST(JobStatusStuckTest, StuckIsBesideThePhaseNeverTheState) {
+  std::vector<ObservedPod> pods;
+  JobDecision running = Decision(JobPhase::kRunning, "Running");
+  v1alpha1::TrainingJobStatus status = NextJobStatus({}, U(&pods, &running, 1, kT0));
+  const StuckJudgement stuck{"Unschedulable", "a pod cannot start: digits-ps-0: Unschedulable",
+                             false, std::nullopt};
+  StatusUpdate with_stuck = U(&pods, &running, 1, kT0 + absl::Seconds(1));
+  with_stuck.stuck = &stuck;
+  status = NextJobStatus(status, with_stuck);
+  ASSERT_FALSE(status.conditions.empty());
+  EXPECT_EQ(status.conditions.front().type, ConditionType::kStuck);
+  EXPECT_EQ(status.conditions.front().status, ConditionStatus::kTrue);
+  EXPECT_EQ(status.conditions.front().reason, "Unschedulable");
+  EXPECT_EQ(status.conditions.back().type, ConditionType::kRunning);
+  EXPECT_EQ(status.state, "Running");
+
+  status = NextJobStatus(status, U(&pods, &running, 1, kT0 + absl::Seconds(2)));
+  EXPECT_EQ(status.conditions.front().type, ConditionType::kStuck);
+  EXPECT_EQ(status.conditions.front().status, ConditionStatus::kFalse);
+  EXPECT_EQ(status.conditions.front().reason, "PodsStarted");
+
+  status = NextJobStatus(status, with_stuck);
+  EXPECT_EQ(status.conditions.front().type, ConditionType::kStuck) << "True again, in place";
+  EXPECT_EQ(status.conditions.front().status, ConditionStatus::kTrue);
+  EXPECT_EQ(status.state, "Running");
+  EXPECT_EQ(status.conditions.back().type, ConditionType::kRunning);
+}
+
+TEST(JobStatusStuckTest, AJobNeverStuckHasNoStuckCondition) {
+  std::vector<ObservedPod> pods;
+  JobDecision running = Decision(JobPhase::kRunning, "Running");
+  v1alpha1::TrainingJobStatus status = NextJobStatus({}, U(&pods, &running, 1, kT0));
+  for (const auto& c : status.conditions) EXPECT_NE(c.type, ConditionType::kStuck);
+}
+
+}  // namespace
+}  // namespace tj::op

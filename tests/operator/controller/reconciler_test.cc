@@ -28,7 +28,7 @@ class ReconcilerTest : public StepTest {
 TEST_F(ReconcilerTest, RunsItsStepsInOrder) {
   EXPECT_THAT(Make().StepNames(),
               ElementsAre("Finished", "Secret", "AwaitCreations", "NetworkPolicy", "Services",
-                          "Notices", "StuckPods", "Decide", "PodGroup", "CheckpointVolume",
+                          "Notices", "StuckPods", "Decide", "PendingPods", "PodGroup", "CheckpointVolume",
                           "CheckpointStorage",
                           "Status", "Pods", "Dispatch"));
 }
@@ -110,6 +110,29 @@ TEST_F(ReconcilerTest, ADeletedJobIsForgotten) {
   view_.jobs.clear();
   EXPECT_TRUE(reconciler.Reconcile("ml/digits").status.ok());
   EXPECT_THAT(reconciler.expectations().Pending("ml/digits"), IsEmpty());
+}
+
+// Issue 18 item 5: a coordinator that gave up waiting for a PS the scheduler cannot place exits
+// with the restart code; that is waiting, and must not spend backoffLimit (an unschedulable PS
+// used to use up the default budget in about an hour).
+TEST_F(ReconcilerTest, ACoordinatorThatGaveUpOnAPendingPsIsNotACountedRestart) {
+  SetJob();
+  AllRunning();
+  for (nlohmann::json& pod : view_.pods) {
+    const std::string name = pod["metadata"]["name"];
+    if (name == "digits-ps-0") pod["status"] = {{"phase", "Pending"}};
+    if (name == "digits-coordinator-0") pod["status"] = kubelet::ExitedPodStatus(42);
+  }
+  const ReconcileResult result = Make().Reconcile("ml/digits");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  nlohmann::json status;
+  for (const nlohmann::json& body : client_.bodies) {
+    if (body.contains("status")) status = body["status"];
+  }
+  ASSERT_FALSE(status.is_null()) << ::testing::PrintToString(client_.calls);
+  EXPECT_EQ(status.value("restartCount", -1), 0);
+  EXPECT_EQ(status["replicaStatuses"]["Coordinator"].value("restarts", 0), 1);
+  EXPECT_THAT(status.dump(), HasSubstr("WaitingForPs"));
 }
 
 TEST_F(ReconcilerTest, AReadThatFailsIsAnErrorNotAnEmptyJob) {
