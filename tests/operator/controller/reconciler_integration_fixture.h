@@ -55,17 +55,20 @@ spec:
     Coordinator:
       template:
         spec:
+          schedulerName: SCHEDULER
           containers:
           - {name: trainer, image: "trainingjob/runtime:dev", command: [tj-train]}
     PS:
       template:
         spec:
+          schedulerName: SCHEDULER
           containers:
           - {name: trainer, image: "trainingjob/runtime:dev", command: [tj-train]}
     Worker:
       replicas: 2
       template:
         spec:
+          schedulerName: SCHEDULER
           containers:
           - name: trainer
             image: trainingjob/runtime:dev
@@ -120,7 +123,8 @@ class ReconcilerIntegrationTest : public ::testing::Test {
     std::string yaml = absl::StrReplaceAll(
         kJobYaml, {{"BACKOFF", std::to_string(backoff_limit)},
                    {"EXTRA_RUN_POLICY", extra_run_policy.empty() ? "" : ", " + extra_run_policy},
-                   {"name: digits", "name: " + name}});
+                   {"name: digits", "name: " + name},
+                   {"SCHEDULER", scheduler_name_}});
     auto manifest = v1alpha1::YamlToJson(yaml, "job.yaml");
     ASSERT_TRUE(manifest.ok()) << manifest.status();
     auto created = client_->Create(*kube::Resource("trainingjobs", ns_), *manifest);
@@ -213,6 +217,10 @@ class ReconcilerIntegrationTest : public ::testing::Test {
   RecordingNotifier notifier_;
   FixedProgress progress_;
   std::unique_ptr<Reconciler> reconciler_;
+  // The jobs' pods name a scheduler that does not run: the tests write what a scheduler and kubelet
+  // would, and the control plane's kube-scheduler (which has no node to offer) marking every pod
+  // Unschedulable on its own time would race them. A test that wants it sets "default-scheduler".
+  std::string scheduler_name_ = "tj-test-no-scheduler";
   std::string ns_;
   absl::Time now_ = absl::Now();
 };

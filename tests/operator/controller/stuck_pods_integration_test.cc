@@ -93,3 +93,24 @@ TEST_F(StuckPodsIntegrationTest, AnImageThatCannotBePulledIsStuckUntilItIsPulled
 
 }  // namespace
 }  // namespace tj::op::testing
+
+namespace tj::op::testing {
+namespace {
+
+// The control plane's own kube-scheduler, with no node to offer, marks the pods Unschedulable; the
+// operator reports it as it comes.
+TEST_F(StuckPodsIntegrationTest, TheRealSchedulersUnschedulableIsReported) {
+  scheduler_name_ = "default-scheduler";
+  CreateJob();
+  Reconcile();
+  ASSERT_TRUE(testing::WaitFor([&] {
+    Reconcile();
+    return StuckCondition().value("reason", "") == "Unschedulable";
+  })) << Conditions().dump();
+  EXPECT_THAT(StuckCondition().value("message", ""), HasSubstr("digits-coordinator-0: Unschedulable"));
+  EXPECT_EQ(State(), "Created") << "Stuck is beside the phase";
+  EXPECT_GE(EventCount("Warning Unschedulable"), 1);
+}
+
+}  // namespace
+}  // namespace tj::op::testing
