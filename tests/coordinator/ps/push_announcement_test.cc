@@ -3,9 +3,6 @@
 // refused before the body is read, and a push without one is admitted alone; nothing is applied by
 // a refused push, and the window is given back for the next. Then what a client takes as "held
 // back" and the largest push the PS's gRPC memory allows.
-#include <grpcpp/client_context.h>
-#include <grpcpp/impl/client_unary_call.h>
-#include <grpcpp/impl/rpc_method.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -23,6 +20,7 @@
 #include "coordinator/ps/push_held_back.h"
 #include "coordinator/ps/push_window.h"
 #include "tests/coordinator/ps/ps_test_values.h"
+#include "tests/coordinator/ps/raw_push.h"
 
 namespace tj {
 namespace {
@@ -55,16 +53,7 @@ class PushAnnouncementTest : public ::testing::Test {
     const grpc::ByteBuffer request =
         EncodePushRequest({"w"}, {FloatTensor(std::vector<float>(kFloats, 1.0f), {kFloats})});
     if (body_bytes != nullptr) *body_bytes = static_cast<int64_t>(request.Length());
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    if (announcement.has_value()) {
-      context.AddMetadata(std::string(kPushBytesHeader), *announcement);
-    }
-    const grpc::internal::RpcMethod method(kPsPushMethod, grpc::internal::RpcMethod::NORMAL_RPC,
-                                           channel_);
-    grpc::ByteBuffer response;
-    return grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-        channel_.get(), method, &context, request, &response);
+    return testing::RawPush(channel_, request, announcement);
   }
 
   std::vector<float> Values() {
