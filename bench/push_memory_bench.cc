@@ -40,6 +40,7 @@ struct Config {
   int64_t push_mib = 4;
   int64_t window_mib = 8;
   int rounds = 2;
+  bool smoke = false;
 };
 
 struct Round {
@@ -171,7 +172,14 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", config.rounds, "rounds (each binary once per round)")
       ->capture_default_str();
   app.add_option("--json", config.json_path, "write the results as JSON to this path");
+  app.add_flag("--quick,--smoke", config.smoke,
+               "seconds: 4 workers, 2 pushes, 1 round; checks that the benchmark runs");
   CLI11_PARSE(app, argc, argv);
+  if (config.smoke) {
+    config.workers = 4;
+    config.pushes = 2;
+    config.rounds = 1;
+  }
   if (config.workers < 1 || config.pushes < 1 || config.push_mib < 1 || config.rounds < 1 ||
       config.window_mib < 0 || config.ps_binary.empty()) {
     std::fprintf(stderr, "tj-bench-push-memory: counts and sizes must be positive\n");
