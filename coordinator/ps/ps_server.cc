@@ -3,8 +3,8 @@
 #include "coordinator/base/job_tls.h"
 
 #include <grpc/grpc.h>
-#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/resource_quota.h>
+#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
 #include <algorithm>
