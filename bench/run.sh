@@ -28,6 +28,7 @@ BENCHMARKS=(
   "dispatch:tj-bench-dispatch"
   "ps:tj-bench-ps"
   "checkpoint:tj-bench-checkpoint"
+  "push-memory:tj-bench-push-memory"
   "recovery:tj-bench-recovery"
   "goodput:tj-bench-goodput"
   "memory:tj-bench-memory"

@@ -1,6 +1,7 @@
 // PsClient's dense pushes: each carries its body's size (kPushBytesHeader) for the PS's push
-// window, and one the PS held back (its window full: RESOURCE_EXHAUSTED with kPushHeldBackTrailer,
-// nothing read or applied) is sent again, until it is admitted or push_held_back_timeout passes.
+// window, and one the PS held back is sent again, until it is admitted or push_held_back_timeout
+// passes: its window full (RESOURCE_EXHAUSTED with kPushHeldBackTrailer, nothing read or applied),
+// or its gRPC memory bound reached (gRPC cancelled the stream, push_held_back.h).
 #include <grpcpp/client_context.h>
 #include <grpcpp/impl/client_unary_call.h>
 #include <grpcpp/support/client_callback.h>
@@ -15,16 +16,14 @@
 #include "coordinator/base/std_mutex.h"
 #include "coordinator/ps/dense_wire.h"
 #include "coordinator/ps/ps_client.h"
+#include "coordinator/ps/push_held_back.h"
 #include "coordinator/ps/push_window.h"
 
 namespace tj {
 namespace {
 
 bool HeldBack(const grpc::ClientContext& context, const grpc::Status& status) {
-  if (status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) return false;
-  const auto& trailers = context.GetServerTrailingMetadata();
-  return trailers.find(grpc::string_ref(kPushHeldBackTrailer.data(),
-                                        kPushHeldBackTrailer.size())) != trailers.end();
+  return PushHeldBack(status, context.GetServerTrailingMetadata());
 }
 
 }  // namespace
@@ -61,7 +60,7 @@ absl::Status PsClient::Push(const std::vector<std::string>& names,
     const grpc::Status status =
         grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
             channel_.get(), raw_push_, &context, request, &response);
-    // The PS waited for room before it answered: sent again at once.
+    // The PS waited for room before it answered, or gRPC freed memory: sent again at once.
     if (!HeldBack(context, status) || absl::Now() >= give_up) return Translate(status);
   }
 }

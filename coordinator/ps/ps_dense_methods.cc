@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "coordinator/base/wire_status.h"
+#include "absl/strings/str_cat.h"
 #include "coordinator/ps/dense_wire.h"
+#include "coordinator/ps/push_window.h"
 
 namespace tj {
 
@@ -29,10 +31,20 @@ grpc::Status ServeRawPull(const VariableStore& store, RawUnaryStream& stream) {
   return grpc::Status::OK;
 }
 
-grpc::Status ServeRawPush(VariableStore& store, RawUnaryStream& stream) {
+grpc::Status ServeRawPush(VariableStore& store, RawUnaryStream& stream,
+                          const PushBodyBound& bound) {
   grpc::ByteBuffer request_bytes;
   if (!stream.Read(&request_bytes)) {
     return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away before its request");
+  }
+  // The window admitted the announced size only: a longer body would hold memory it never counted.
+  if (const auto body = static_cast<int64_t>(request_bytes.Length());
+      bound.max_bytes >= 0 && body > bound.max_bytes) {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat(bound.who, ": a push from ", bound.peer, " announced ", bound.max_bytes,
+                     " bytes (", std::string(kPushBytesHeader), ") but its body is ", body,
+                     " bytes; refused, nothing was applied"));
   }
   absl::StatusOr<DecodedPush> push = DecodePushRequest(request_bytes);
   if (!push.ok()) return ToGrpc(push.status());

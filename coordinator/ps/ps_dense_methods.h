@@ -8,14 +8,26 @@
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/sync_stream.h>
 
+#include <cstdint>
+#include <string>
+
 #include "coordinator/ps/variable_store.h"
 
 namespace tj {
 
 using RawUnaryStream = grpc::ServerUnaryStreamer<grpc::ByteBuffer, grpc::ByteBuffer>;
 
-// Read the request, answer it through `stream`, and return the call's status.
+// How long a push body may be, and whose it is (for the error when it is longer).
+struct PushBodyBound {
+  int64_t max_bytes = -1;  // the size its client announced; < 0: no bound but gRPC's
+  std::string peer;        // grpc::ServerContext::peer()
+  std::string who;         // "parameter server /job:ps/task:N"
+};
+
+// Read the request, answer it through `stream`, and return the call's status. A push body longer
+// than `bound` is refused (INVALID_ARGUMENT naming the peer and both sizes), nothing applied.
 grpc::Status ServeRawPull(const VariableStore& store, RawUnaryStream& stream);
-grpc::Status ServeRawPush(VariableStore& store, RawUnaryStream& stream);
+grpc::Status ServeRawPush(VariableStore& store, RawUnaryStream& stream,
+                          const PushBodyBound& bound = {});
 
 }  // namespace tj

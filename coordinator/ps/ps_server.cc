@@ -3,6 +3,7 @@
 #include "coordinator/base/job_tls.h"
 
 #include <grpc/grpc.h>
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
@@ -70,6 +71,15 @@ absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(std::string address, i
   // receive buffers anyway. Without the probe an unread stream gets the default 64 KiB; a stream
   // being read still opens to its message's size, so admitted pushes arrive at full speed.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  // Beyond the window, each connected worker cost about 1.5 MiB: its connection's read buffer,
+  // which gRPC sizes from what recent reads brought (MiB on a link moving pushes) and keeps while
+  // the connection waits. A quota on gRPC's memory makes it read in small pieces once its memory
+  // is under pressure, so what many workers cost is bounded as a whole (GrpcMemoryBytesFor).
+  if (options.grpc_memory_bytes > 0) {
+    grpc::ResourceQuota quota(absl::StrCat("tj-ps-", ps_task));
+    quota.Resize(static_cast<size_t>(options.grpc_memory_bytes));
+    builder.SetResourceQuota(quota);  // the builder keeps its own reference
+  }
   ps->server_ = builder.BuildAndStart();
   if (ps->server_ == nullptr || ps->port_ == 0) {
     return absl::UnavailableError(

@@ -19,8 +19,9 @@
 #include "coordinator/ps/checkpoint_path.h"
 #include "coordinator/ps/memory_budget.h"
 #include "coordinator/ps/object_shard_file.h"
-#include "coordinator/ps/placement.h"
+#include "coordinator/ps/ps_channel.h"
 #include "coordinator/ps/ps_dense_methods.h"
+#include "coordinator/ps/push_admission.h"
 #include "coordinator/ps/shard_file.h"
 #include "spdlog/spdlog.h"
 
@@ -76,22 +77,6 @@ absl::Status CheckShardPaths(const v1::RestoreShardRequest& request) {
   return absl::OkStatus();
 }
 
-// A push body's size as its client announced it (kPushBytesHeader); a client that does not (an
-// older release, the generated stub) is counted at the default slice size, the most a
-// ShardedPsClient puts in one push.
-int64_t PushBodyBytes(const grpc::ServerContext& context) {
-  const auto& metadata = context.client_metadata();
-  const auto it =
-      metadata.find(grpc::string_ref(kPushBytesHeader.data(), kPushBytesHeader.size()));
-  int64_t bytes = 0;
-  if (it != metadata.end() &&
-      absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &bytes) &&
-      bytes >= 0) {
-    return bytes;
-  }
-  return kDefaultMaxSliceBytes;
-}
-
 // A test-only rate from `name`: a positive integer, else 0 (anything else is ignored with a
 // warning).
 int64_t TestRateFromEnvironment(const char* name, const char* what) {
@@ -111,6 +96,7 @@ int64_t TestRateFromEnvironment(const char* name, const char* what) {
 PsServiceOptions PsServiceOptionsFromEnvironment() {
   PsServiceOptions options;
   options.push_window_bytes = PushWindowBytesFromEnvironment();
+  options.grpc_memory_bytes = GrpcMemoryBytesFromEnvironment(options.push_window_bytes);
   options.test_shard_bytes_per_second = TestRateFromEnvironment(
       "TJ_TEST_SHARD_BYTES_PER_SECOND", "checkpoint shards are written and read");
   options.test_create_bytes_per_second =
@@ -139,22 +125,13 @@ PsService::PsService(int ps_task, VariableStore& store, PsServiceOptions options
 }
 
 grpc::Status PsService::ServePush(grpc::ServerContext& context, RawUnaryStream& stream) {
-  const int64_t bytes = PushBodyBytes(context);
-  // Answered before the caller's deadline, which would read as a lost PS.
-  const absl::Time now = absl::Now();
-  const absl::Time deadline =
-      now + std::min(options_.push_hold,
-                     (absl::FromChrono(context.deadline()) - now) / 2);
-  std::optional<PushWindow::Ticket> admitted = push_window_.Admit(bytes, deadline);
-  if (!admitted.has_value()) {
-    context.AddTrailingMetadata(std::string(kPushHeldBackTrailer), "1");
-    return grpc::Status(
-        grpc::StatusCode::RESOURCE_EXHAUSTED,
-        absl::StrCat("parameter server /job:ps/task:", ps_task_, ": a push of ", HumanBytes(bytes),
-                     " was held back: its push window (", HumanBytes(push_window_.capacity()),
-                     ", TJ_PS_PUSH_WINDOW_BYTES) stayed full; nothing was read or applied"));
-  }
-  return ServeRawPush(store_, stream);
+  PushAdmissionOptions admission;
+  admission.ps_task = ps_task_;
+  admission.hold = options_.push_hold;
+  admission.max_message_bytes = kPsMaxMessageBytes;
+  admission.largest_push_bytes =
+      LargestPushBytes(options_.grpc_memory_bytes, options_.push_window_bytes);
+  return ServeAdmittedPush(push_window_, store_, context, stream, admission);
 }
 
 grpc::Status PsService::Health(grpc::ServerContext* context, const v1::PsHealthRequest* /*request*/,

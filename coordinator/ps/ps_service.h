@@ -26,6 +26,8 @@ struct PsServiceOptions {
   int64_t test_create_bytes_per_second = 0;
   // Bytes of Push bodies received at once (PushWindow); 0: no bound.
   int64_t push_window_bytes = 0;
+  // The gRPC ResourceQuota of the PS's server (GrpcMemoryBytesFor); 0: none.
+  int64_t grpc_memory_bytes = 0;
   // How long a push waits for room before it is answered "held back" (at most half the time its
   // caller's deadline leaves).
   absl::Duration push_hold = absl::Seconds(5);

@@ -27,6 +27,26 @@ int64_t PushWindowBytesFromEnvironment() {
                                                      kPsMemoryHeadroomBytes));
 }
 
+int64_t GrpcMemoryBytesFor(int64_t window_bytes) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  if (window_bytes <= 0) return 0;
+  return window_bytes + std::max(window_bytes, 64 * kMiB);
+}
+
+int64_t GrpcMemoryBytesFromEnvironment(int64_t window_bytes) {
+  if (const char* env = std::getenv("TJ_PS_GRPC_MEMORY_BYTES"); env != nullptr && *env != '\0') {
+    int64_t bytes = 0;
+    if (absl::SimpleAtoi(env, &bytes) && bytes >= 0) return bytes;
+    spdlog::warn("TJ_PS_GRPC_MEMORY_BYTES='{}' ignored: not a number of bytes", env);
+  }
+  return GrpcMemoryBytesFor(window_bytes);
+}
+
+int64_t LargestPushBytes(int64_t grpc_memory_bytes, int64_t window_bytes) {
+  if (grpc_memory_bytes <= 0) return -1;
+  return std::max<int64_t>(0, grpc_memory_bytes - std::max<int64_t>(0, window_bytes));
+}
+
 PushWindow::Ticket::Ticket(Ticket&& other) noexcept
     : window_(std::exchange(other.window_, nullptr)), bytes_(other.bytes_) {}
 

@@ -32,6 +32,21 @@ int64_t PushWindowBytesFor(int64_t budget_bytes);
 // TJ_PS_PUSH_WINDOW_BYTES (bytes; 0: no bound), else PushWindowBytesFor(this process's budget).
 int64_t PushWindowBytesFromEnvironment();
 
+// The gRPC memory a PS with push window `window_bytes` allows by default (a grpc::ResourceQuota on
+// its server): the window, for the bodies it admits, plus as much again and at least 64 MiB for
+// everything else gRPC receives (each connection's read buffers, unread streams, other calls).
+// Under its pressure gRPC reads each connection in small pieces instead of keeping a read buffer of
+// up to a few MiB per connected worker; beyond it gRPC cancels streams ("Buffers full"), which a
+// push client takes as held back. 0 (no bound) when the window is 0. docs/sizing.md.
+int64_t GrpcMemoryBytesFor(int64_t window_bytes);
+// TJ_PS_GRPC_MEMORY_BYTES (bytes; 0: no bound), else GrpcMemoryBytesFor(window_bytes).
+int64_t GrpcMemoryBytesFromEnvironment(int64_t window_bytes);
+// The largest push a PS admits when gRPC may hold `grpc_memory_bytes` and the window is
+// `window_bytes`: what the quota leaves beside a full window (a push larger than the window is
+// admitted alone, but gRPC must still hold it beside the other connections' buffers). -1: no
+// bound.
+int64_t LargestPushBytes(int64_t grpc_memory_bytes, int64_t window_bytes);
+
 class PushWindow {
  public:
   // `capacity_bytes` <= 0: no bound (every push is admitted at once).

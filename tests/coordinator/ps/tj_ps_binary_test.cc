@@ -1,12 +1,8 @@
 // Runs the real tj-ps binary as a child process: the LISTENING handshake, a push/pull over the
 // wire, and a graceful exit on SIGTERM.
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,7 +12,6 @@
 #include <fstream>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -28,6 +23,7 @@
 #include "coordinator/ps/ps_server.h"
 #include "coordinator/ps/shard_file.h"
 #include "tests/coordinator/ps/ps_test_values.h"
+#include "tests/coordinator/ps/tj_ps_child.h"
 #include "tests/support/temp_dir.h"
 
 #ifndef TJ_PS_BINARY
@@ -41,90 +37,12 @@ using ::testing::ElementsAre;
 using testing::Floats;
 using testing::FloatVariable;
 using ::testing::StartsWith;
+using testing::ChildProcess;
+using testing::kStartupTimeoutMs;
+using testing::ProcStatusBytes;
+using testing::StartPsWithEnvironment;
 
-constexpr int kStartupTimeoutMs = 30'000;
 constexpr int kExitTimeoutMs = 30'000;
-
-// A child process with its stdout on a pipe. Killed and reaped on destruction if the test did not
-// wait for it, so that a failing test leaves no stray server behind.
-class ChildProcess {
- public:
-  static std::optional<ChildProcess> Spawn(std::vector<std::string> args) {
-    int out[2];
-    if (pipe2(out, O_CLOEXEC) != 0) return std::nullopt;
-    // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
-    std::vector<char*> argv;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid < 0) return std::nullopt;
-    if (pid == 0) {
-      if (dup2(out[1], STDOUT_FILENO) < 0) _exit(126);
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    return ChildProcess(pid, out[0]);
-  }
-
-  ChildProcess(ChildProcess&& other) noexcept
-      : pid_(std::exchange(other.pid_, -1)), stdout_(std::exchange(other.stdout_, -1)) {}
-  ChildProcess& operator=(ChildProcess&&) = delete;
-  ~ChildProcess() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (stdout_ >= 0) close(stdout_);
-  }
-
-  // The next line of the child's stdout without its newline; nullopt on EOF or after `timeout_ms`.
-  std::optional<std::string> ReadLine(int timeout_ms) {
-    std::string line;
-    while (true) {
-      pollfd pfd{stdout_, POLLIN, 0};
-      const int ready = poll(&pfd, 1, timeout_ms);
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready <= 0) return std::nullopt;
-      char c;
-      const ssize_t n = read(stdout_, &c, 1);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return std::nullopt;
-      if (c == '\n') return line;
-      line.push_back(c);
-    }
-  }
-
-  bool Signal(int signal_number) { return kill(pid_, signal_number) == 0; }
-  pid_t pid() const { return pid_; }
-
-  // The raw wait status once the child exits; nullopt if it is still running after `timeout_ms`.
-  std::optional<int> WaitForExit(int timeout_ms) {
-    // A pidfd becomes readable when the process exits: a deadline without polling waitpid in a
-    // loop.
-    const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
-    if (pidfd >= 0) {
-      pollfd pfd{pidfd, POLLIN, 0};
-      int ready;
-      do {
-        ready = poll(&pfd, 1, timeout_ms);
-      } while (ready < 0 && errno == EINTR);
-      close(pidfd);
-      if (ready == 0) return std::nullopt;
-    }
-    int status = 0;
-    if (waitpid(pid_, &status, 0) != pid_) return std::nullopt;
-    pid_ = -1;
-    return status;
-  }
-
- private:
-  ChildProcess(pid_t pid, int stdout_fd) : pid_(pid), stdout_(stdout_fd) {}
-
-  pid_t pid_;
-  int stdout_;
-};
 
 TEST(TjPsBinaryTest, ServesPushPullAndExitsZeroOnSigterm) {
   auto child = ChildProcess::Spawn({TJ_PS_BINARY, "--task", "7", "--address", "127.0.0.1:0"});
@@ -170,20 +88,6 @@ TEST(TjPsBinaryTest, ExitsNonZeroWhenItCannotListen) {
   ASSERT_TRUE(status.has_value());
   ASSERT_TRUE(WIFEXITED(*status));
   EXPECT_EQ(WEXITSTATUS(*status), 1);
-}
-
-// Starts tj-ps as task 0 with the environment variable `name` set to `value` and connects to it.
-void StartPsWithEnvironment(const char* name, const char* value,
-                            std::optional<ChildProcess>& child, std::shared_ptr<PsClient>& client) {
-  setenv(name, value, 1);
-  std::optional<ChildProcess> spawned =
-      ChildProcess::Spawn({TJ_PS_BINARY, "--task", "0", "--address", "127.0.0.1:0"});
-  unsetenv(name);
-  ASSERT_TRUE(spawned.has_value()) << "cannot start " << TJ_PS_BINARY;
-  child.emplace(std::move(*spawned));
-  const std::optional<std::string> line = child->ReadLine(kStartupTimeoutMs);
-  ASSERT_TRUE(line.has_value()) << "tj-ps printed no LISTENING line";
-  client = PsClient::Connect(line->substr(std::string("LISTENING ").size()), 0);
 }
 
 // Starts tj-ps as task 0 with TJ_PS_MEMORY_LIMIT_BYTES=`limit` and connects to it.
@@ -285,16 +189,6 @@ TEST(TjPsBinaryTest, ARestoreBeyondTheMemoryBudgetIsRefusedNamingTheFileAndThePs
   EXPECT_THAT(Floats((*pulled)[0]), ElementsAre(3, 4));
 }
 
-// A field of /proc/<pid>/status in bytes ("VmRSS", "VmHWM"); -1 if it cannot be read.
-int64_t ProcStatusBytes(pid_t pid, const std::string& field) {
-  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field + ":", 0) != 0) continue;
-    return std::strtoll(line.c_str() + field.size() + 1, nullptr, 10) * 1024;
-  }
-  return -1;
-}
 
 // A restore of a PS that holds state replaces it one state at a time: the PS's peak resident
 // memory (VmHWM, which the kernel keeps) does not grow by anything like the state's size while it
@@ -338,58 +232,6 @@ TEST(TjPsBinaryTest, ARestoreHoldsOneStateAtATime) {
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_EQ((*after)[0].data(), (*before)[0].data());
   EXPECT_EQ((*after)[1].data(), (*before)[1].data());
-}
-
-// Sixteen workers push 4 MiB each at once, 8 times, to a real tj-ps whose push window is 8 MiB
-// (TJ_PS_PUSH_WINDOW_BYTES): the PS's peak resident memory grows by the window plus a small fixed
-// cost per connected worker (its connection's buffers, an unread stream's 64 KiB window, a handler
-// thread: 1.3-1.6 MiB measured), not by what the workers push (main's tj-ps grew by 126-164 MiB
-// here, 8-10 MiB a worker), and every push is applied exactly once.
-TEST(TjPsBinaryTest, ManyWorkersPushingAtOnceStayWithinThePushWindow) {
-  std::optional<ChildProcess> child;
-  std::shared_ptr<PsClient> client;
-  ASSERT_NO_FATAL_FAILURE(StartPsWithEnvironment("TJ_PS_PUSH_WINDOW_BYTES",
-                                                 std::to_string(int64_t{8} << 20).c_str(), child,
-                                                 client));
-  constexpr int64_t kFloats = int64_t{1} << 20;  // 4 MiB
-  constexpr int kWorkers = 16;
-  constexpr int kPushes = 8;
-  ASSERT_TRUE(
-      client->Create(testing::CreateRequest({testing::InitializedVariable("w", {kFloats}, {})}))
-          .ok());
-  std::vector<std::shared_ptr<PsClient>> workers;
-  for (int w = 0; w < kWorkers; ++w) {
-    // A channel each, as workers have: one connection per worker.
-    workers.push_back(PsClient::Connect(client->address(), 0));
-    ASSERT_TRUE(workers.back()->Pull({"w"}).ok());
-  }
-  // One push first, so that the update's buffer and gRPC's own are already counted.
-  ASSERT_TRUE(client->Push({"w"}, {FloatTensor(std::vector<float>(kFloats, 0.0f), {kFloats})}).ok());
-  const int64_t peak_before = ProcStatusBytes(child->pid(), "VmHWM");
-
-  std::vector<absl::Status> failed(kWorkers);
-  std::vector<std::thread> threads;
-  for (int w = 0; w < kWorkers; ++w) {
-    threads.emplace_back([&, w] {
-      const v1::Tensor delta =
-          FloatTensor(std::vector<float>(kFloats, static_cast<float>(w + 1)), {kFloats});
-      for (int i = 0; i < kPushes && failed[static_cast<size_t>(w)].ok(); ++i) {
-        failed[static_cast<size_t>(w)] = workers[static_cast<size_t>(w)]->Push({"w"}, {delta});
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (const absl::Status& status : failed) EXPECT_TRUE(status.ok()) << status;
-
-  const int64_t grown = ProcStatusBytes(child->pid(), "VmHWM") - peak_before;
-  std::printf("PS peak grew by %lld MiB while %d workers pushed at once\n",
-              static_cast<long long>(grown >> 20), kWorkers);
-  EXPECT_LT(grown, (int64_t{8} << 20) + kWorkers * (int64_t{2} << 20) + (int64_t{8} << 20))
-      << "the PS's peak grew by " << (grown >> 20) << " MiB";
-  auto values = client->Pull({"w"});
-  ASSERT_TRUE(values.ok()) << values.status();
-  // 8 pushes of 1 + 2 + ... + 16.
-  EXPECT_THAT(Floats((*values)[0]), ::testing::Each(static_cast<float>(kPushes * 136)));
 }
 
 }  // namespace
