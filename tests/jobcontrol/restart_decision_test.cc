@@ -23,10 +23,10 @@ constexpr RestartAction kRestart = RestartAction::kRestart;
 constexpr RestartAction kComplete = RestartAction::kComplete;
 constexpr RestartAction kFail = RestartAction::kFail;
 
-Termination Exit(int code) { return {code, 0, false, false}; }
-Termination Signal(int signal) { return {0, signal, false, false}; }
-Termination Oom() { return {137, 0, true, false}; }
-Termination Disrupted(int code) { return {code, 0, false, true}; }
+Termination Exit(int code) { return {code, 0, false, false, false}; }
+Termination Signal(int signal) { return {0, signal, false, false, false}; }
+Termination Oom() { return {137, 0, true, false, false}; }
+Termination Disrupted(int code) { return {code, 0, false, true, false}; }
 
 struct Case {
   std::string name;
@@ -200,13 +200,13 @@ TEST(PsDisruptionTest, ACoordinatorFailingSoonAfterAPsDisruptionIsPartOfIt) {
     bool expected;
   };
   const std::vector<Case> cases = {
-      {Termination{42, 0, false, false}, absl::Seconds(2), true},     // lost the PS, restores
-      {Termination{143, 0, false, false}, absl::Seconds(59), true},   // any failure in the window
-      {Termination{0, 15, false, false}, absl::Seconds(1), true},     // killed by a signal
-      {Termination{0, 0, false, false}, absl::Seconds(1), false},     // finished: not a failure
-      {Termination{42, 0, false, false}, absl::Minutes(1), false},    // window over
-      {Termination{42, 0, false, false}, absl::InfiniteDuration(), false},  // no PS disruption
-      {Termination{42, 0, false, false}, absl::Seconds(-1), false},   // before it: unrelated
+      {Termination{42, 0, false, false, false}, absl::Seconds(2), true},  // lost the PS, restores
+      {Termination{143, 0, false, false, false}, absl::Seconds(59), true},  // any failure
+      {Termination{0, 15, false, false, false}, absl::Seconds(1), true},  // killed by a signal
+      {Termination{0, 0, false, false, false}, absl::Seconds(1), false},  // finished: no failure
+      {Termination{42, 0, false, false, false}, absl::Minutes(1), false},  // window over
+      {Termination{42, 0, false, false, false}, absl::InfiniteDuration(), false},  // no PS one
+      {Termination{42, 0, false, false, false}, absl::Seconds(-1), false},  // before it: unrelated
   };
   for (const Case& c : cases) {
     EXPECT_EQ(CoordinatorExitFollowsPsDisruption(c.exit, c.since), c.expected)
