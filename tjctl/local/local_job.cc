@@ -95,6 +95,7 @@ int LocalJob::Run() {
     const JobObservation observed = Observe();
     JobDecision decision = DecideJobPhase(job_, observed);
     restart_count_ = decision.restart_count;
+    restart_counts_by_type_ = decision.restart_counts_by_type;
     const std::string phase(JobPhaseName(decision.phase));
     if (phase != phase_) {
       Event(Cat("job ", phase, decision.reason == phase ? "" : Cat(" (", decision.reason, ")"), ": ",
@@ -112,11 +113,16 @@ int LocalJob::Run() {
     }
     // Act on the decision before deciding again: an ended replica is restarted or waits out its
     // backoff as Pending, so the next decision does not count it a second time.
-    int32_t counted = observed.restarts_so_far;
-    for (const auto& [key, restart] : decision.restarts) {
-      if (restart.counts_toward_backoff_limit) ++counted;
-      ScheduleRestart(Find(key), restart, restart.counts_toward_backoff_limit ? counted : 0);
-      status_dirty_ = true;
+    if (decision.restart_job) {
+      RestartEveryReplica(decision);
+      if ((signal = interrupted_)) break;
+    } else {
+      int32_t counted = observed.restarts_so_far;
+      for (const auto& [key, restart] : decision.restarts) {
+        if (restart.counts_toward_backoff_limit) ++counted;
+        ScheduleRestart(Find(key), restart, restart.counts_toward_backoff_limit ? counted : 0);
+        status_dirty_ = true;
+      }
     }
     for (ReplicaKey key : decision.to_create) StartReplica(Find(key));
     for (ReplicaKey key : decision.to_stop) StopReplica(Find(key));
@@ -205,7 +211,7 @@ void LocalJob::StartReplica(ReplicaState& r) {
   AppendNote(r.launch.log_path, now, Cat("cannot start: ", error));
   Event(Cat("cannot start ", r.launch.name, ": ", error));
   r.phase = ReplicaPhase::kTerminated;
-  r.termination = Termination{127, 0, false, false};
+  r.termination = Termination{127, 0, false, false, false};
   r.last_exit_code = 127;
   r.last_signal.reset();
   r.ended_at = now;
@@ -226,11 +232,11 @@ void LocalJob::RecordExit(const NamedExit& exit) {
   // A coordinator that lost a PS to a disruption is part of that disruption (jobcontrol's rule).
   if (!disrupted && r->launch.key.type == ReplicaType::kCoordinator) {
     disrupted = CoordinatorExitFollowsPsDisruption(
-        Termination{exit.exit.exit_code, exit.exit.signal, false, false},
+        Termination{exit.exit.exit_code, exit.exit.signal, false, false, false},
         r->ended_at - last_ps_disruption_);
   }
   if (disrupted && r->launch.key.type == ReplicaType::kPs) last_ps_disruption_ = r->ended_at;
-  r->termination = Termination{exit.exit.exit_code, exit.exit.signal, false, disrupted};
+  r->termination = Termination{exit.exit.exit_code, exit.exit.signal, false, disrupted, false};
   r->last_exit_code = exit.exit.exit_code;
   r->last_signal = exit.exit.signal != 0 ? std::optional<int>(exit.exit.signal) : std::nullopt;
   r->state = r->stopping ? "Stopped" : "Exited";
@@ -254,6 +260,20 @@ void LocalJob::ScheduleRestart(ReplicaState& r, const RestartDecision& decision,
   Event(Cat("restarting ", r.launch.name, " in ", FormatDelay(delay), " (", decision.reason, ", ",
             counted, "): ", decision.message));
   if (delay <= absl::ZeroDuration()) StartReplica(r);
+}
+
+void LocalJob::RestartEveryReplica(const JobDecision& decision) {
+  // Stopped by tjctl, so their exits are not failures; then started again in the order of Run.
+  StopAll(Cat(" to restart the job (", decision.reason, ")"));
+  if (interrupted_) return;
+  status_dirty_ = true;
+  for (ReplicaType type : {ReplicaType::kPs, ReplicaType::kWorker, ReplicaType::kCoordinator}) {
+    for (const auto& [key, restart] : decision.restarts) {
+      if (key.type != type) continue;
+      ScheduleRestart(Find(key), restart,
+                      restart.counts_toward_backoff_limit ? decision.restart_count : 0);
+    }
+  }
 }
 
 void LocalJob::StartDueRestarts() {
@@ -306,6 +326,7 @@ void LocalJob::StopAll(const std::string& why) {
   };
   while (supervisor_.num_running() > 0) {
     if (auto again = signals_.Poll()) {
+      interrupted_ = *again;  // stopping for a job restart: the run ends instead
       Event(Cat("received ", SignalName(*again), ": killing every replica now"));
       for (const auto& [name, deadline] : deadlines) kill_now(name);
       break;
@@ -332,6 +353,7 @@ JobObservation LocalJob::Observe() const {
     observed.replicas.push_back(ReplicaObservation{r.launch.key, r.phase, r.termination});
   }
   observed.restarts_so_far = restart_count_;
+  observed.restarts_by_type = restart_counts_by_type_;
   observed.active_for = Elapsed();
   return observed;
 }
