@@ -89,9 +89,9 @@ FailurePolicyRule DecodeRule(const nlohmann::json& value, const std::string& pat
     rule.on_exit_codes = DecodeExitCodes(*codes, r.Path("onExitCodes"), errors);
   }
   if (const nlohmann::json* conditions = r.Field("onPodConditions")) {
-    rule.on_pod_conditions = DecodeEnumList<FailureCondition>(
-        *conditions, r.Path("onPodConditions"), kConditionsWhat, errors, ParseFailureCondition,
-        FailureConditionNames);
+    rule.on_pod_conditions =
+        DecodeEnumList<FailureCondition>(*conditions, r.Path("onPodConditions"), kConditionsWhat,
+                                         errors, ParseFailureCondition, FailureConditionNames);
   }
   r.RejectUnknown();
   return rule;
@@ -184,9 +184,8 @@ void ValidateFailurePolicy(const FailurePolicy& policy, FieldErrors& errors) {
     const FailurePolicyRule& rule = policy.rules[i];
     const std::string path = FailurePolicyRulePath(i);
     if (rule.replica_types) {
-      CheckSet(*rule.replica_types, ChildPath(path, "replicaTypes"), errors, [](ReplicaType t) {
-        return nlohmann::json(std::string(ReplicaTypeName(t)));
-      });
+      CheckSet(*rule.replica_types, ChildPath(path, "replicaTypes"), errors,
+               [](ReplicaType t) { return nlohmann::json(std::string(ReplicaTypeName(t))); });
     }
     if (rule.on_exit_codes && rule.on_pod_conditions) {
       errors.push_back(ForbiddenError(ChildPath(path, "onPodConditions"),
@@ -200,10 +199,9 @@ void ValidateFailurePolicy(const FailurePolicy& policy, FieldErrors& errors) {
       ValidateExitCodes(*rule.on_exit_codes, ChildPath(path, "onExitCodes"), errors);
     }
     if (rule.on_pod_conditions) {
-      CheckSet(*rule.on_pod_conditions, ChildPath(path, "onPodConditions"), errors,
-               [](FailureCondition c) {
-                 return nlohmann::json(std::string(FailureConditionName(c)));
-               });
+      CheckSet(
+          *rule.on_pod_conditions, ChildPath(path, "onPodConditions"), errors,
+          [](FailureCondition c) { return nlohmann::json(std::string(FailureConditionName(c))); });
     }
   }
 }

@@ -78,12 +78,13 @@ TEST(FailurePolicyRulesTest, ARuleThatCannotMatchIsRejectedWithItsPath) {
               ElementsAre(rule + ".onPodConditions[0]: Unsupported value: \"Preempted\": "
                                  "supported values: \"DisruptionTarget\", \"OOMKilled\", "
                                  "\"Evicted\""));
-  EXPECT_THAT(RuleProblems({{"action", "Count"}, {"replicaTypes", {"Evaluator"}},
-                            {"onExitCodes", kExitCodes}}),
-              ElementsAre(rule + ".replicaTypes[0]: Unsupported value: \"Evaluator\": supported "
-                                 "values: \"Coordinator\", \"PS\", \"Worker\""));
-  EXPECT_THAT(RuleProblems({{"action", "Count"},
-                            {"onExitCodes", {{"operator", "In"}, {"values", {0, 3}}}}}),
+  EXPECT_THAT(
+      RuleProblems(
+          {{"action", "Count"}, {"replicaTypes", {"Evaluator"}}, {"onExitCodes", kExitCodes}}),
+      ElementsAre(rule + ".replicaTypes[0]: Unsupported value: \"Evaluator\": supported "
+                         "values: \"Coordinator\", \"PS\", \"Worker\""));
+  EXPECT_THAT(RuleProblems(
+                  {{"action", "Count"}, {"onExitCodes", {{"operator", "In"}, {"values", {0, 3}}}}}),
               ElementsAre(rule + ".onExitCodes.values[0]: Invalid value: 0: exit code 0 means "
                                  "success and never matches a failure with operator In (a "
                                  "disrupted replica is matched by onPodConditions)"));
@@ -91,11 +92,12 @@ TEST(FailurePolicyRulesTest, ARuleThatCannotMatchIsRejectedWithItsPath) {
                             {"onExitCodes", {{"operator", "NotIn"}, {"values", {3, 256}}}}}),
               ElementsAre(rule + ".onExitCodes.values[1]: Invalid value: 256: must be an exit "
                                  "code from 0 to 255"));
-  EXPECT_THAT(RuleProblems({{"action", "Count"}, {"onExitCodes", kExitCodes},
-                            {"onPodConditions", {"OOMKilled"}}}),
-              ElementsAre(rule + ".onPodConditions: Forbidden: may not be set together with "
-                                 "onExitCodes: a rule matches either exit codes or pod "
-                                 "conditions"));
+  EXPECT_THAT(
+      RuleProblems(
+          {{"action", "Count"}, {"onExitCodes", kExitCodes}, {"onPodConditions", {"OOMKilled"}}}),
+      ElementsAre(rule + ".onPodConditions: Forbidden: may not be set together with "
+                         "onExitCodes: a rule matches either exit codes or pod "
+                         "conditions"));
   EXPECT_THAT(RuleProblems({{"action", "Count"}}),
               ElementsAre(rule + ".onExitCodes: Required value: or onPodConditions: the failures "
                                  "the rule matches"));
@@ -115,12 +117,13 @@ TEST(FailurePolicyRulesTest, EmptyAndRepeatedListsAreRejected) {
   EXPECT_THAT(RuleProblems({{"action", "Count"}, {"onPodConditions", json::array()}}),
               ElementsAre(rule + ".onPodConditions: Required value: at least one of "
                                  "DisruptionTarget, OOMKilled and Evicted"));
-  EXPECT_THAT(RuleProblems({{"action", "Count"}, {"replicaTypes", json::array()},
-                            {"onExitCodes", kExitCodes}}),
-              ElementsAre(rule + ".replicaTypes: Required value: at least one of Coordinator, PS "
-                                 "and Worker (leave it out for all three)"));
-  EXPECT_THAT(RuleProblems({{"action", "Count"},
-                            {"onExitCodes", {{"operator", "In"}, {"values", {3, 3}}}}}),
+  EXPECT_THAT(
+      RuleProblems(
+          {{"action", "Count"}, {"replicaTypes", json::array()}, {"onExitCodes", kExitCodes}}),
+      ElementsAre(rule + ".replicaTypes: Required value: at least one of Coordinator, PS "
+                         "and Worker (leave it out for all three)"));
+  EXPECT_THAT(RuleProblems(
+                  {{"action", "Count"}, {"onExitCodes", {{"operator", "In"}, {"values", {3, 3}}}}}),
               ElementsAre(rule + ".onExitCodes.values[1]: Duplicate value: 3"));
   EXPECT_THAT(RuleProblems({{"action", "Count"},
                             {"onExitCodes", {{"operator", "In"}, {"values", json::array()}}}}),
@@ -147,8 +150,8 @@ TEST(FailurePolicyRulesTest, CountedRestartsByTypeAreReadAndWrittenOnlyWhenThere
   ASSERT_TRUE(errors.empty());
   EXPECT_EQ(old.replica_statuses.at(ReplicaType::kWorker).counted_restarts, 0)
       << "a status of an operator before restartLimit";
-  EXPECT_FALSE(TrainingJobStatusToJson(old)["replicaStatuses"]["Worker"].contains(
-      "countedRestarts"));
+  EXPECT_FALSE(
+      TrainingJobStatusToJson(old)["replicaStatuses"]["Worker"].contains("countedRestarts"));
   TrainingJobStatus counted = old;
   counted.replica_statuses[ReplicaType::kWorker].counted_restarts = 2;
   const json out = TrainingJobStatusToJson(counted);
