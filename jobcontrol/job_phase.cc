@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/v1alpha1/defaults.h"
+#include "jobcontrol/failure_policy.h"
 
 namespace tj {
 namespace {
@@ -26,7 +27,7 @@ bool IsActive(ReplicaPhase phase) {
 JobDecision Finished(JobPhase phase, std::string reason, std::string message,
                      const v1alpha1::TrainingJob& job,
                      const std::vector<ReplicaObservation>& desired,
-                     const std::vector<ReplicaKey>& extra, int32_t restart_count) {
+                     const std::vector<ReplicaKey>& extra, const RestartCounts& counts) {
   JobDecision decision;
   decision.phase = phase;
   decision.reason = std::move(reason);
@@ -34,8 +35,37 @@ JobDecision Finished(JobPhase phase, std::string reason, std::string message,
   decision.to_stop = ReplicasToClean(
       job.spec.run_policy.clean_pod_policy.value_or(v1alpha1::kDefaultCleanPodPolicy), desired);
   decision.to_stop.insert(decision.to_stop.end(), extra.begin(), extra.end());
-  decision.restart_count = restart_count;
+  decision.restart_count = counts.job;
+  decision.restart_counts_by_type = counts.by_type;
   return decision;
+}
+
+// A RestartJob rule matched `trigger`: every replica that exists restarts with it. The trigger's
+// restart is the one counted.
+void RestartEveryReplica(const std::vector<ReplicaObservation>& desired, ReplicaKey trigger,
+                         RestartDecision trigger_decision, const JobObservation& observed,
+                         JobDecision& decision) {
+  decision.restart_job = true;
+  decision.restart_count = observed.restarts_so_far + 1;
+  decision.restart_counts_by_type = observed.restarts_by_type;
+  ++decision.restart_counts_by_type[trigger.type];
+  const std::string because =
+      absl::StrCat("restarting it with the job: ", trigger_decision.message);
+  decision.to_restart.clear();
+  decision.restarts.clear();
+  for (const ReplicaObservation& r : desired) {
+    if (r.phase == ReplicaPhase::kMissing) continue;
+    decision.to_restart.push_back(r.key);
+    if (r.key == trigger) {
+      decision.restarts.emplace_back(r.key, trigger_decision);
+      continue;
+    }
+    RestartDecision d;
+    d.action = RestartAction::kRestart;
+    d.reason = "FailurePolicyRestartJob";
+    d.message = absl::StrCat(DescribeReplica(r.key), ": ", because);
+    decision.restarts.emplace_back(r.key, std::move(d));
+  }
 }
 
 }  // namespace
@@ -95,8 +125,10 @@ JobDecision DecideJobPhase(const v1alpha1::TrainingJob& job, const JobObservatio
     }
     decision.to_stop.insert(decision.to_stop.end(), extra.begin(), extra.end());
     decision.restart_count = observed.restarts_so_far;
+    decision.restart_counts_by_type = observed.restarts_by_type;
     return decision;
   }
+  const RestartCounts observed_counts{observed.restarts_so_far, observed.restarts_by_type};
 
   for (const ReplicaObservation& r : desired) {
     if (r.key.type != ReplicaType::kCoordinator || r.phase != ReplicaPhase::kTerminated) continue;
@@ -104,7 +136,7 @@ JobDecision DecideJobPhase(const v1alpha1::TrainingJob& job, const JobObservatio
                                       observed.restarts_so_far);
     if (d.job_succeeded) {
       return Finished(JobPhase::kSucceeded, "Succeeded", "the coordinator exited with code 0", job,
-                      desired, extra, observed.restarts_so_far);
+                      desired, extra, observed_counts);
     }
   }
 
@@ -114,25 +146,34 @@ JobDecision DecideJobPhase(const v1alpha1::TrainingJob& job, const JobObservatio
         JobPhase::kFailed, "DeadlineExceeded",
         absl::StrCat("the job has been active for ", absl::FormatDuration(*observed.active_for),
                      ", past activeDeadlineSeconds ", *deadline),
-        job, desired, extra, observed.restarts_so_far);
+        job, desired, extra, observed_counts);
   }
 
   JobDecision decision;
-  int32_t restarts = observed.restarts_so_far;
+  RestartCounts counts = observed_counts;
+  std::optional<std::pair<ReplicaKey, RestartDecision>> job_restart;
   for (const ReplicaObservation& r : desired) {
     if (r.phase != ReplicaPhase::kTerminated) continue;
-    RestartDecision d =
-        DecideRestart(r.key, RestartRulesFor(job, r.key.type), r.termination, restarts);
+    RestartDecision d = DecideReplicaEnd(job, r.key, r.termination, counts);
     if (d.action == RestartAction::kFail) {
-      return Finished(JobPhase::kFailed, d.reason, d.message, job, desired, extra, restarts);
+      return Finished(JobPhase::kFailed, d.reason, d.message, job, desired, extra, counts);
     }
     if (d.action == RestartAction::kRestart) {
-      if (d.counts_toward_backoff_limit) ++restarts;
+      if (d.counts_toward_backoff_limit) {
+        ++counts.job;
+        ++counts.by_type[r.key.type];
+      }
+      if (d.restart_job && !job_restart) job_restart.emplace(r.key, d);
       decision.to_restart.push_back(r.key);
       decision.restarts.emplace_back(r.key, std::move(d));
     }
   }
-  decision.restart_count = restarts;
+  decision.restart_count = counts.job;
+  decision.restart_counts_by_type = counts.by_type;
+  if (job_restart) {
+    RestartEveryReplica(desired, job_restart->first, std::move(job_restart->second), observed,
+                        decision);
+  }
   decision.to_stop = std::move(extra);
   for (const ReplicaObservation& r : desired) {
     if (r.phase == ReplicaPhase::kMissing) decision.to_create.push_back(r.key);
@@ -143,9 +184,13 @@ JobDecision DecideJobPhase(const v1alpha1::TrainingJob& job, const JobObservatio
                                    desired.front().phase == ReplicaPhase::kRunning;
   if (!decision.to_restart.empty()) {
     decision.phase = JobPhase::kRestarting;
-    decision.reason = decision.restarts.front().second.reason;
     std::vector<std::string> messages;
-    for (const auto& [key, d] : decision.restarts) messages.push_back(d.message);
+    for (const auto& [key, d] : decision.restarts) {
+      // A job restart is said once, by the replica that caused it.
+      if (!decision.restart_job || d.restart_job) messages.push_back(d.message);
+    }
+    decision.reason = decision.restart_job ? std::string("FailurePolicyRestartJob")
+                                           : decision.restarts.front().second.reason;
     decision.message = absl::StrJoin(messages, "; ");
   } else if (coordinator_running) {
     decision.phase = JobPhase::kRunning;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,9 @@ struct JobObservation {
   int32_t restarts_so_far = 0;
   // Time since the job started, for activeDeadlineSeconds; unset before it starts.
   std::optional<absl::Duration> active_for;
+  // Of restarts_so_far, each replica type's (status.replicaStatuses.<T>.countedRestarts), for
+  // replicaSpecs.<T>.restartLimit.
+  std::map<ReplicaType, int32_t> restarts_by_type;
 };
 
 // Named like the status conditions.
@@ -57,6 +61,12 @@ struct JobDecision {
   std::vector<std::pair<ReplicaKey, RestartDecision>> restarts;
   // restarts_so_far plus the counted restarts decided here (the new status.restartCount).
   int32_t restart_count = 0;
+  // restarts_by_type likewise (the new status.replicaStatuses.<T>.countedRestarts).
+  std::map<ReplicaType, int32_t> restart_counts_by_type;
+  // A failurePolicy RestartJob rule matched: every replica restarts (restarts and to_restart name
+  // every one that exists), the running ones included. The operator deletes every pod, `tjctl
+  // run` stops every process (neither is a failure) before they start again.
+  bool restart_job = false;
 };
 
 // For a job that has not finished yet; once Succeeded or Failed the caller keeps that phase and
@@ -64,11 +74,15 @@ struct JobDecision {
 //  1. runPolicy.suspend: Suspended; every replica is stopped (resuming restores the checkpoint).
 //  2. The coordinator ended with exit 0: Succeeded, whatever else happened.
 //  3. activeDeadlineSeconds passed: Failed (DeadlineExceeded).
-//  4. Ended replicas, coordinator first then PS then workers by index, through DecideRestart
-//     with the restart count running: the first that fails the job makes it Failed (with that
-//     decision's reason: BackoffLimitExceeded, PermanentExitCode, RestartPolicyNever).
-//     A permanent failure of any replica fails the job; the coordinator's tolerance of lost
-//     workers is for replicas that come back.
+//  4. Ended replicas, coordinator first then PS then workers by index, through DecideReplicaEnd
+//     (failure policy, then DecideRestart, then restartLimit) with the restart counts running:
+//     the first that fails the job makes it Failed (with that decision's reason:
+//     BackoffLimitExceeded, RestartLimitExceeded, PermanentExitCode, RestartPolicyNever,
+//     FailurePolicyFailJob). A permanent failure of any replica fails the job; the coordinator's
+//     tolerance of lost workers is for replicas that come back.
+//     When a RestartJob rule matched (and nothing failed the job), every replica that exists
+//     restarts and the counts grow by that one restart: the other restarts decided in the same
+//     pass are part of it.
 //  5. Otherwise Restarting if anything restarts, Running if the coordinator runs, else Created.
 // On Succeeded and Failed, to_stop follows cleanPodPolicy: nothing is restarted or created.
 // A decision is level-based: the caller must act on a restart (new pod or process) before

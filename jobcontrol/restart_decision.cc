@@ -20,11 +20,11 @@ std::string DescribeEnd(const Termination& t) {
 }
 
 RestartDecision Restart(std::string reason, std::string message, bool counted) {
-  return {RestartAction::kRestart, counted, false, std::move(reason), std::move(message)};
+  return {RestartAction::kRestart, counted, false, std::move(reason), std::move(message), false};
 }
 
 RestartDecision Fail(std::string reason, std::string message) {
-  return {RestartAction::kFail, false, false, std::move(reason), std::move(message)};
+  return {RestartAction::kFail, false, false, std::move(reason), std::move(message), false};
 }
 
 // What the policy alone says, before backoffLimit.
@@ -36,9 +36,9 @@ RestartDecision ByPolicy(ReplicaKey replica, const RestartRules& rules, const Te
   if (rules.policy == RestartPolicy::kNever) {
     if (code == 0 && !t.oom_killed && !t.disrupted) {
       if (replica.type == ReplicaType::kCoordinator) {
-        return {RestartAction::kComplete, false, true, "CoordinatorSucceeded", who};
+        return {RestartAction::kComplete, false, true, "CoordinatorSucceeded", who, false};
       }
-      return {RestartAction::kComplete, false, false, "ReplicaSucceeded", who};
+      return {RestartAction::kComplete, false, false, "ReplicaSucceeded", who, false};
     }
     return Fail("RestartPolicyNever", absl::StrCat(who, " and its restartPolicy is Never"));
   }
@@ -66,12 +66,12 @@ RestartDecision ByPolicy(ReplicaKey replica, const RestartRules& rules, const Te
   }
   if (code == 0) {
     if (replica.type == ReplicaType::kCoordinator) {
-      return {RestartAction::kComplete, false, true, "CoordinatorSucceeded", who};
+      return {RestartAction::kComplete, false, true, "CoordinatorSucceeded", who, false};
     }
     if (rules.policy == RestartPolicy::kAlways) {
       return Restart("Exited", absl::StrCat(who, "; restartPolicy Always restarts it"), true);
     }
-    return {RestartAction::kComplete, false, false, "ReplicaSucceeded", who};
+    return {RestartAction::kComplete, false, false, "ReplicaSucceeded", who, false};
   }
   if (rules.policy == RestartPolicy::kOnFailure || rules.policy == RestartPolicy::kAlways) {
     return Restart("Error", absl::StrCat(who, "; restartPolicy ", policy, " restarts it"), true);
@@ -114,7 +114,17 @@ RestartRules RestartRulesFor(const v1alpha1::TrainingJob& job, ReplicaType type)
 
 RestartDecision DecideRestart(ReplicaKey replica, const RestartRules& rules,
                               const Termination& termination, int32_t restarts_so_far) {
-  RestartDecision decision = ByPolicy(replica, rules, termination);
+  return ApplyBackoffLimit(replica, rules, termination, restarts_so_far,
+                           ByPolicy(replica, rules, termination));
+}
+
+std::string DescribeReplicaEnd(ReplicaKey replica, const Termination& termination) {
+  return absl::StrCat(DescribeReplica(replica), " ", DescribeEnd(termination));
+}
+
+RestartDecision ApplyBackoffLimit(ReplicaKey replica, const RestartRules& rules,
+                                  const Termination& termination, int32_t restarts_so_far,
+                                  RestartDecision decision) {
   if (decision.action != RestartAction::kRestart || !decision.counts_toward_backoff_limit) {
     return decision;
   }

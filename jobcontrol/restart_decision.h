@@ -27,6 +27,10 @@ struct Termination {
   // created): it gave up waiting for it. With a restart exit code this is waiting, not a failure,
   // and is not counted (the Stuck condition and runPolicy.pendingTimeoutSeconds bound the wait).
   bool waited_for_ps = false;
+  // The pod was evicted: the kubelet's eviction (status.reason Evicted) or the Eviction API
+  // (DisruptionTarget reason EvictionByEvictionAPI). Also disrupted; only the failure policy's
+  // Evicted condition tells the two apart.
+  bool evicted = false;
 };
 
 // 128+N for a signal, else the exit code.
@@ -62,6 +66,9 @@ struct RestartDecision {
   // ReplicaSucceeded. Failures: BackoffLimitExceeded, PermanentExitCode, RestartPolicyNever.
   std::string reason;
   std::string message;
+  // A failurePolicy rule with action RestartJob matched: every replica restarts with this one
+  // (DecideJobPhase carries it out), and the job counts the whole restart once.
+  bool restart_job = false;
 };
 
 // A coordinator that fails (exits non-zero) within kPsDisruptionWindow after a PS replica was
@@ -92,5 +99,14 @@ bool CoordinatorExitFollowsPsDisruption(const Termination& coordinator_exit,
 //    the job instead (BackoffLimitExceeded, naming the limit).
 RestartDecision DecideRestart(ReplicaKey replica, const RestartRules& rules,
                               const Termination& termination, int32_t restarts_so_far);
+
+// The backoffLimit part of DecideRestart, for a decision taken otherwise (a failurePolicy rule):
+// a counted restart with restarts_so_far >= backoffLimit becomes BackoffLimitExceeded.
+RestartDecision ApplyBackoffLimit(ReplicaKey replica, const RestartRules& rules,
+                                  const Termination& termination, int32_t restarts_so_far,
+                                  RestartDecision decision);
+
+// "worker 1 exited with code 3", "ps 0 was OOM-killed (exit code 137)", for messages.
+std::string DescribeReplicaEnd(ReplicaKey replica, const Termination& termination);
 
 }  // namespace tj

@@ -2,6 +2,7 @@
 
 #include "api/v1alpha1/checkpoint_s3_json.h"
 #include "api/v1alpha1/checkpoint_volume_json.h"
+#include "api/v1alpha1/failure_policy_json.h"
 #include "api/v1alpha1/json_fields.h"
 #include "api/v1alpha1/status_json.h"
 
@@ -50,6 +51,7 @@ ReplicaSpec DecodeReplicaSpec(const nlohmann::json& value, const std::string& pa
       errors.push_back(NotSupportedError(r.Path("restartPolicy"), *policy, RestartPolicyNames()));
     }
   }
+  spec.restart_limit = r.Int32("restartLimit");
   // Kept verbatim: everything of a PodTemplateSpec the operator does not read goes to the pods.
   if (const nlohmann::json* tmpl = r.Field("template")) {
     if (ExpectObject(*tmpl, r.Path("template"), errors)) spec.pod_template = PodTemplate(*tmpl);
@@ -169,6 +171,9 @@ TrainingJobSpec DecodeSpec(const nlohmann::json& value, FieldErrors& errors) {
   }
   if (const nlohmann::json* v = r.Field("faultTolerance")) {
     spec.fault_tolerance = DecodeFaultTolerance(*v, r.Path("faultTolerance"), errors);
+  }
+  if (const nlohmann::json* v = r.Field("failurePolicy")) {
+    spec.failure_policy = DecodeFailurePolicy(*v, r.Path("failurePolicy"), errors);
   }
   if (const nlohmann::json* v = r.Field("preemption")) {
     spec.preemption = DecodePreemption(*v, r.Path("preemption"), errors);

@@ -2,6 +2,7 @@
 
 #include "api/v1alpha1/checkpoint_s3_json.h"
 #include "api/v1alpha1/checkpoint_volume_json.h"
+#include "api/v1alpha1/failure_policy_json.h"
 #include "api/v1alpha1/status_json.h"
 
 namespace tj::v1alpha1 {
@@ -26,6 +27,7 @@ nlohmann::json ReplicaSpecToJson(const ReplicaSpec& spec) {
   nlohmann::json out = nlohmann::json::object();
   SetIf(out, "replicas", spec.replicas);
   if (spec.restart_policy) out["restartPolicy"] = RestartPolicyName(*spec.restart_policy);
+  SetIf(out, "restartLimit", spec.restart_limit);
   if (!spec.pod_template.empty()) out["template"] = spec.pod_template.raw();
   return out;
 }
@@ -71,6 +73,7 @@ nlohmann::json SpecToJson(const TrainingJobSpec& spec) {
   if (nlohmann::json ft = FaultToleranceToJson(spec.fault_tolerance); !ft.empty()) {
     out["faultTolerance"] = std::move(ft);
   }
+  if (spec.failure_policy) out["failurePolicy"] = FailurePolicyToJson(*spec.failure_policy);
   if (spec.preemption.grace_period_seconds) {
     out["preemption"] = {{"gracePeriodSeconds", *spec.preemption.grace_period_seconds}};
   }

@@ -40,6 +40,9 @@ struct ReplicaStatus {
   int32_t succeeded = 0;
   int32_t failed = 0;
   int32_t restarts = 0;
+  // Of those, the ones counted toward backoffLimit and this type's restartLimit. Absent in the
+  // statuses of operators before restartLimit: read as 0.
+  int32_t counted_restarts = 0;
 
   friend bool operator==(const ReplicaStatus&, const ReplicaStatus&) = default;
 };

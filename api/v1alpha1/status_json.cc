@@ -64,6 +64,7 @@ ReplicaStatus DecodeReplicaStatus(const nlohmann::json& value, const std::string
   status.succeeded = NonNegative(r, "succeeded", r.Int32("succeeded"));
   status.failed = NonNegative(r, "failed", r.Int32("failed"));
   status.restarts = NonNegative(r, "restarts", r.Int32("restarts"));
+  status.counted_restarts = NonNegative(r, "countedRestarts", r.Int32("countedRestarts"));
   r.RejectUnknown();
   return status;
 }
@@ -140,10 +141,13 @@ nlohmann::json TrainingJobStatusToJson(const TrainingJobStatus& status) {
   if (!status.replica_statuses.empty()) {
     nlohmann::json& replicas = out["replicaStatuses"] = nlohmann::json::object();
     for (const auto& [type, s] : status.replica_statuses) {
-      replicas[std::string(ReplicaTypeName(type))] = {{"active", s.active},
-                                                      {"succeeded", s.succeeded},
-                                                      {"failed", s.failed},
-                                                      {"restarts", s.restarts}};
+      nlohmann::json& entry = replicas[std::string(ReplicaTypeName(type))] = {
+          {"active", s.active},
+          {"succeeded", s.succeeded},
+          {"failed", s.failed},
+          {"restarts", s.restarts}};
+      // Written once there is one: a status without failure-policy counting reads as before.
+      if (s.counted_restarts > 0) entry["countedRestarts"] = s.counted_restarts;
     }
   }
   if (!status.state.empty()) out["state"] = status.state;

@@ -13,6 +13,7 @@
 #include "api/v1alpha1/checkpoint_s3.h"
 #include "api/v1alpha1/checkpoint_volume.h"
 #include "api/v1alpha1/enums.h"
+#include "api/v1alpha1/failure_policy.h"
 #include "api/v1alpha1/pod_template.h"
 #include "api/v1alpha1/status.h"
 #include "nlohmann/json.hpp"
@@ -38,6 +39,9 @@ struct ObjectMeta {
 struct ReplicaSpec {
   std::optional<int32_t> replicas;
   std::optional<RestartPolicy> restart_policy;
+  // Counted restarts of this type the job tolerates (beside runPolicy.backoffLimit, which counts
+  // every type's); absent: no limit of its own.
+  std::optional<int32_t> restart_limit;
   PodTemplate pod_template;  // "template" in the manifest
 
   friend bool operator==(const ReplicaSpec&, const ReplicaSpec&) = default;
@@ -98,6 +102,7 @@ struct TrainingJobSpec {
   std::map<ReplicaType, ReplicaSpec> replica_specs;
   RunPolicy run_policy;
   FaultTolerance fault_tolerance;
+  std::optional<FailurePolicy> failure_policy;  // absent: restartPolicy alone decides
   Preemption preemption;
   std::optional<CheckpointSpec> checkpoint;  // absent: the job keeps no checkpoints
 

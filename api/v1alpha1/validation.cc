@@ -8,6 +8,7 @@
 #include "api/v1alpha1/checkpoint_volume_json.h"
 #include "api/v1alpha1/defaults.h"
 #include "api/v1alpha1/dns_names.h"
+#include "api/v1alpha1/failure_policy_json.h"
 #include "api/v1alpha1/limits.h"
 
 namespace tj::v1alpha1 {
@@ -107,6 +108,7 @@ void ValidateReplicaSpecs(const TrainingJobSpec& spec, const ValidationOptions& 
     } else {
       CheckAtLeast(errors, replicas_path, replica.replicas, 1);
     }
+    CheckAtLeast(errors, ChildPath(type_path, "restartLimit"), replica.restart_limit, 0);
     ValidatePodTemplate(replica.pod_template, ChildPath(type_path, "template"), options.target,
                         errors);
   }
@@ -213,6 +215,7 @@ FieldErrors ValidateTrainingJob(const TrainingJob& job, const ValidationOptions&
   CheckTotalReplicas(job.spec, errors);
   ValidateRunPolicy(job.spec, errors);
   ValidateFaultTolerance(job.spec.fault_tolerance, errors);
+  if (job.spec.failure_policy) ValidateFailurePolicy(*job.spec.failure_policy, errors);
   CheckAtLeast(errors, "spec.preemption.gracePeriodSeconds",
                job.spec.preemption.grace_period_seconds, int64_t{0});
   ValidateCheckpoint(job.spec, errors);

@@ -150,7 +150,13 @@ v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& pre
 
   // Replica counts from the pods as they are; restarts accumulate.
   std::map<ReplicaType, v1alpha1::ReplicaStatus> counts;
-  for (const auto& [type, status] : previous.replica_statuses) counts[type].restarts = status.restarts;
+  for (const auto& [type, status] : previous.replica_statuses) {
+    counts[type].restarts = status.restarts;
+    counts[type].counted_restarts = status.counted_restarts;
+  }
+  for (const auto& [type, counted] : decision.restart_counts_by_type) {
+    if (counted > 0) counts[type].counted_restarts = counted;
+  }
   if (update.pods != nullptr) {
     for (const ObservedPod& pod : *update.pods) {
       v1alpha1::ReplicaStatus& s = counts[pod.key.type];

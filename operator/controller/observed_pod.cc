@@ -120,12 +120,17 @@ absl::StatusOr<ObservedPod> ObservePod(const json& pod) {
     out.deletion_deadline = ParseKubernetesTime(*deletion);
     if (!out.deletion_deadline) out.deletion_deadline = absl::InfinitePast();
   }
-  if (const json* target = FindCondition(pod, "DisruptionTarget");
-      target && StringAt(*target, "status") == "True") {
+  const json* target = FindCondition(pod, "DisruptionTarget");
+  const bool targeted = target && StringAt(*target, "status") == "True";
+  const bool kubelet_evicted = status && StringAt(*status, "reason") == "Evicted";
+  if (targeted) {
     out.disruption = absl::StrCat("DisruptionTarget/", StringAt(*target, "reason"));
-  } else if (status && StringAt(*status, "reason") == "Evicted") {
+  } else if (kubelet_evicted) {
     out.disruption = "Evicted";
   }
+  // For the failure policy's Evicted condition: the kubelet's evictions and the Eviction API's.
+  const bool evicted =
+      kubelet_evicted || (targeted && StringAt(*target, "reason") == "EvictionByEvictionAPI");
   if (const json* ready = FindCondition(pod, "Ready")) {
     out.ready = StringAt(*ready, "status") == "True";
   }
@@ -136,6 +141,7 @@ absl::StatusOr<ObservedPod> ObservePod(const json& pod) {
   } else if (phase == "Succeeded" || phase == "Failed") {
     out.phase = ReplicaPhase::kTerminated;
     out.termination.disrupted = !out.disruption.empty();
+    out.termination.evicted = evicted;
     const json* trainer = TrainerStatus(pod);
     const json* state = trainer ? Child(*trainer, "state") : nullptr;
     const json* terminated = state ? Child(*state, "terminated") : nullptr;

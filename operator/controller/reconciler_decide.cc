@@ -33,6 +33,9 @@ StepResult DecideStep::Run(JobReconcile& job) {
     observation.replicas.push_back(r);
   }
   observation.restarts_so_far = job.status.restart_count;
+  for (const auto& [type, status] : job.status.replica_statuses) {
+    observation.restarts_by_type[type] = status.counted_restarts;
+  }
   if (job.status.start_time) observation.active_for = job.now - *job.status.start_time;
   job.decision = DecideJobPhase(*job.job, observation);
   if (!job.PodsToCreate()) return StepResult::Continue();

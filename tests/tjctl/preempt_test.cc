@@ -144,5 +144,29 @@ TEST_F(PreemptTest, AKilledParameterServerIsSurvivedThroughTheRestartCode) {
   EXPECT_GE(status["progress"]["restoredFromStep"], 100);
 }
 
+// A failurePolicy RestartJob rule on a worker killed outright: tjctl run stops every replica and
+// starts them all again, the coordinator restores the last periodic checkpoint, and the job ends
+// with the exact step count after one counted restart.
+TEST_F(PreemptTest, ARestartJobRuleRestartsEveryReplicaAndKeepsTheExactStepCount) {
+  std::ofstream(dir_.Join("job.yaml"))
+      << testing::DigitsJobYaml(TJ_TRAIN_BINARY, "")
+      << "  failurePolicy:\n    rules:\n    - {action: RestartJob, replicaTypes: [Worker], "
+         "onExitCodes: {operator: In, values: [137]}}\n";
+  StartRun();
+  ASSERT_TRUE(testing::WaitFor([&] { return Step() >= 150; }, absl::Seconds(60))) << Log("run.log");
+  const pid_t worker = Status()["replicas"]["digits-worker-1"]["pid"].get<pid_t>();
+  ASSERT_EQ(kill(worker, SIGKILL), 0);
+  ASSERT_EQ(WaitForRun(), 0) << Log("run.log");
+  const nlohmann::json status = Status();
+  EXPECT_EQ(status["phase"], "Succeeded");
+  EXPECT_EQ(status["progress"]["step"], kSteps);
+  EXPECT_EQ(status["restartCount"], 1) << "one job restart, whatever the replicas stopped for it";
+  for (const char* replica : {"digits-coordinator-0", "digits-ps-0", "digits-worker-0",
+                              "digits-worker-1"}) {
+    EXPECT_EQ(status["replicas"][replica]["starts"], 2) << replica;
+  }
+  EXPECT_GE(status["progress"]["restoredFromStep"], 100);
+}
+
 }  // namespace
 }  // namespace tj

@@ -271,6 +271,52 @@ TEST_F(RunCommandTest, BackoffLimitExceeded) {
   ExpectNoReplicaLeft();
 }
 
+// A failurePolicy FailJob rule on a worker's exit code: the job fails at once, naming the rule,
+// where restartExitCodes alone would have restarted the worker (42 is the restart code).
+TEST_F(RunCommandTest, AFailJobRuleFailsTheJobAtOnceNamingTheRule) {
+  SetActions("Worker-1", "42");
+  const Result r = Run(WriteManifest(
+      "  failurePolicy:\n    rules:\n"
+      "    - {action: Ignore, onPodConditions: [DisruptionTarget]}\n"
+      "    - {action: FailJob, replicaTypes: [Worker], onExitCodes: {operator: In, "
+      "values: [42]}}\n"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("job job Failed (FailurePolicyFailJob)"));
+  const nlohmann::json status = Status();
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["reason"], "FailurePolicyFailJob");
+  EXPECT_EQ(status["message"], "worker 1 exited with code 42, which matches "
+                               "spec.failurePolicy.rules[1] (action FailJob)");
+  EXPECT_EQ(status["restartCount"], 0);
+  EXPECT_EQ(Starts("job-worker-1"), 1);
+  ExpectNoReplicaLeft();
+}
+
+// A failurePolicy RestartJob rule: worker 1's exit stops every other replica (not failures: none
+// is judged or counted) and starts them all again; the job's restart counts once, and the second
+// coordinator finishes the job.
+TEST_F(RunCommandTest, ARestartJobRuleRestartsEveryReplicaCountedOnce) {
+  SetActions("Worker-1", "7\nsleep");
+  SetActions("Coordinator", "sleep\n0");
+  const Result r = Run(WriteManifest(
+      "  failurePolicy:\n    rules:\n"
+      "    - {action: RestartJob, replicaTypes: [Worker], onExitCodes: {operator: In, "
+      "values: [7]}}\n"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("job Restarting (FailurePolicyRestartJob): worker 1 exited with "
+                                  "code 7; spec.failurePolicy.rules[0] (action RestartJob)"));
+  EXPECT_THAT(r.output, HasSubstr("restarting job-worker-1 in 0s (FailurePolicyRestartJob, "
+                                  "restart 1 of backoffLimit 6)"));
+  const nlohmann::json status = Status();
+  EXPECT_EQ(status["phase"], "Succeeded");
+  EXPECT_EQ(status["restartCount"], 1) << "the stopped replicas' exits are not failures";
+  for (const char* replica : {"job-coordinator-0", "job-ps-0", "job-worker-0", "job-worker-1"}) {
+    EXPECT_EQ(status["replicas"][replica]["starts"], 2) << replica;
+  }
+  EXPECT_EQ(status["progress"]["step"], 20);  // the second coordinator's report
+  ExpectNoReplicaLeft();
+}
+
 TEST_F(RunCommandTest, AWorkerKilledWithSigkillIsRestarted) {
   SetActions("Coordinator", "finish");
   local::ChildProcess tjctl = StartTjctl(WriteManifest());

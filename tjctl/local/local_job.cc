@@ -95,6 +95,7 @@ int LocalJob::Run() {
     const JobObservation observed = Observe();
     JobDecision decision = DecideJobPhase(job_, observed);
     restart_count_ = decision.restart_count;
+    restart_counts_by_type_ = decision.restart_counts_by_type;
     const std::string phase(JobPhaseName(decision.phase));
     if (phase != phase_) {
       Event(Cat("job ", phase, decision.reason == phase ? "" : Cat(" (", decision.reason, ")"), ": ",
@@ -112,11 +113,16 @@ int LocalJob::Run() {
     }
     // Act on the decision before deciding again: an ended replica is restarted or waits out its
     // backoff as Pending, so the next decision does not count it a second time.
-    int32_t counted = observed.restarts_so_far;
-    for (const auto& [key, restart] : decision.restarts) {
-      if (restart.counts_toward_backoff_limit) ++counted;
-      ScheduleRestart(Find(key), restart, restart.counts_toward_backoff_limit ? counted : 0);
-      status_dirty_ = true;
+    if (decision.restart_job) {
+      RestartEveryReplica(decision);
+      if ((signal = interrupted_)) break;
+    } else {
+      int32_t counted = observed.restarts_so_far;
+      for (const auto& [key, restart] : decision.restarts) {
+        if (restart.counts_toward_backoff_limit) ++counted;
+        ScheduleRestart(Find(key), restart, restart.counts_toward_backoff_limit ? counted : 0);
+        status_dirty_ = true;
+      }
     }
     for (ReplicaKey key : decision.to_create) StartReplica(Find(key));
     for (ReplicaKey key : decision.to_stop) StopReplica(Find(key));
@@ -259,6 +265,20 @@ void LocalJob::ScheduleRestart(ReplicaState& r, const RestartDecision& decision,
   if (delay <= absl::ZeroDuration()) StartReplica(r);
 }
 
+void LocalJob::RestartEveryReplica(const JobDecision& decision) {
+  // Stopped by tjctl, so their exits are not failures; then started again in the order of Run.
+  StopAll(Cat(" to restart the job (", decision.reason, ")"));
+  if (interrupted_) return;
+  status_dirty_ = true;
+  for (ReplicaType type : {ReplicaType::kPs, ReplicaType::kWorker, ReplicaType::kCoordinator}) {
+    for (const auto& [key, restart] : decision.restarts) {
+      if (key.type != type) continue;
+      ScheduleRestart(Find(key), restart,
+                      restart.counts_toward_backoff_limit ? decision.restart_count : 0);
+    }
+  }
+}
+
 void LocalJob::StartDueRestarts() {
   const absl::Time now = absl::Now();
   for (ReplicaState& r : replicas_) {
@@ -309,6 +329,7 @@ void LocalJob::StopAll(const std::string& why) {
   };
   while (supervisor_.num_running() > 0) {
     if (auto again = signals_.Poll()) {
+      interrupted_ = *again;  // stopping for a job restart: the run ends instead
       Event(Cat("received ", SignalName(*again), ": killing every replica now"));
       for (const auto& [name, deadline] : deadlines) kill_now(name);
       break;
@@ -335,6 +356,7 @@ JobObservation LocalJob::Observe() const {
     observed.replicas.push_back(ReplicaObservation{r.launch.key, r.phase, r.termination});
   }
   observed.restarts_so_far = restart_count_;
+  observed.restarts_by_type = restart_counts_by_type_;
   observed.active_for = Elapsed();
   return observed;
 }

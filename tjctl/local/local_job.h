@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,6 +81,9 @@ class LocalJob {
   // `restart_number`: its place among the restarts counted toward backoffLimit, 0 if not counted.
   void ScheduleRestart(ReplicaState& replica, const RestartDecision& decision,
                        int32_t restart_number);
+  // A failurePolicy RestartJob: stops every running replica (not failures: tjctl stops them),
+  // then starts every one the decision restarts, PS first and the coordinator last.
+  void RestartEveryReplica(const JobDecision& decision);
   void StartDueRestarts();
   void CollectExits(absl::Duration wait);
   // SIGTERM to every running replica, each given its grace period, then SIGKILL; a second signal
@@ -106,6 +110,9 @@ class LocalJob {
   absl::Time start_time_;
   std::optional<absl::Time> completion_time_;
   int32_t restart_count_ = 0;
+  std::map<ReplicaType, int32_t> restart_counts_by_type_;  // for replicaSpecs.<T>.restartLimit
+  // A signal StopAll received (it kills every replica at once): the run ends with it.
+  std::optional<int> interrupted_;
   std::string phase_;
   std::string reason_;
   std::string message_;
