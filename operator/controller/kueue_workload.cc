@@ -69,8 +69,8 @@ kube::ResourceRef KueueResource(std::string_view resource, std::string ns, std::
   ref.group = "kueue.x-k8s.io";
   ref.version = "v1beta2";
   ref.resource = std::string(resource);
-  const bool cluster_scoped = resource == "resourceflavors" || resource == "workloadpriorityclasses" ||
-                              resource == "clusterqueues";
+  const bool cluster_scoped = resource == "resourceflavors" ||
+                              resource == "workloadpriorityclasses" || resource == "clusterqueues";
   if (!cluster_scoped) ref.namespace_name = std::move(ns);
   ref.name = std::move(name);
   return ref;
@@ -135,8 +135,8 @@ json BuildWorkload(const v1alpha1::TrainingJob& job, std::optional<int32_t> prio
           {"kind", "Workload"},
           {"metadata",
            {{"name", WorkloadName(job)},
-            {"namespace", job.metadata.namespace_name.empty() ? "default"
-                                                              : job.metadata.namespace_name},
+            {"namespace",
+             job.metadata.namespace_name.empty() ? "default" : job.metadata.namespace_name},
             {"labels", {{kQueueNameLabel, QueueNameOf(job)}}},
             {"ownerReferences", json::array({ControllerReference(job)})}}},
           {"spec", spec}};

@@ -54,7 +54,7 @@ enum class WorkloadState {
 };
 struct WorkloadReading {
   WorkloadState state = WorkloadState::kPending;
-  std::string reason;   // of the condition that decided the state ("Preempted", "Pending", ...)
+  std::string reason;  // of the condition that decided the state ("Preempted", "Pending", ...)
   std::string message;
   // kAdmitted: the flavours admitted per role (status.admission.podSetAssignments[].flavors).
   std::map<ReplicaType, std::vector<std::string>> flavors;

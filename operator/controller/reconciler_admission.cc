@@ -145,9 +145,9 @@ StepResult AdmissionStep::Create(JobReconcile& job) {
     events_.Record(*job.job_json, EventType::kNormal, "CreatedWorkload",
                    absl::StrCat("created Workload ", name, " in LocalQueue ", QueueNameOf(spec)));
   }
-  return Hold(job, kWaitingReason,
-              absl::StrCat("Workload ", name, " waits for admission in LocalQueue ",
-                           QueueNameOf(spec)));
+  return Hold(
+      job, kWaitingReason,
+      absl::StrCat("Workload ", name, " waits for admission in LocalQueue ", QueueNameOf(spec)));
 }
 
 StepResult AdmissionStep::Evicted(JobReconcile& job, const json& workload,

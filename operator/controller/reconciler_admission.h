@@ -45,7 +45,7 @@ class AdmissionStep : public ReconcileStep {
 
  private:
   struct Memory {
-    std::optional<absl::Time> eviction_seen;  // the current eviction, since when
+    std::optional<absl::Time> eviction_seen;                  // the current eviction, since when
     std::map<ReplicaType, std::vector<std::string>> flavors;  // of `placements`
     std::shared_ptr<const Placements> placements;
     std::string last_event;  // the last Event's reason and message: each posted once

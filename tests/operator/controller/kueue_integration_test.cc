@@ -132,7 +132,8 @@ spec:
       spec:
         restartPolicy: Never
         containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]
-)", "smoke.yaml");
+)",
+                                    "smoke.yaml");
   ASSERT_TRUE(smoke.ok()) << smoke.status();
   auto created = client_->Create(KueueResource("workloads", ns_), *smoke);
   ASSERT_TRUE(created.ok()) << created.status();
@@ -145,7 +146,8 @@ spec:
   auto w = client_->Get(KueueResource("workloads", ns_, "smoke"));
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(ReadWorkload(*w).flavors.size(), 0u) << "the PodSet is not one of a TrainingJob's";
-  EXPECT_EQ((*w)["status"]["admission"]["podSetAssignments"][0]["flavors"]["cpu"], "default-flavor");
+  EXPECT_EQ((*w)["status"]["admission"]["podSetAssignments"][0]["flavors"]["cpu"],
+            "default-flavor");
 }
 
 TEST_F(KueueIntegrationTest, AQueuedJobWaitsForAdmissionThenRunsOnTheAdmittedFlavour) {

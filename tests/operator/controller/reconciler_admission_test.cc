@@ -12,13 +12,13 @@
 namespace tj::op::testing {
 namespace {
 
+using nlohmann::json;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::SizeIs;
-using nlohmann::json;
 
 constexpr char kWorkloadKey[] = "workloads/ml/trainingjob-digits";
 
@@ -49,7 +49,8 @@ class AdmissionStepTest : public StepTest {
       assignments.push_back({{"name", name}, {"flavors", {{"cpu", "spot"}, {"memory", "spot"}}}});
     }
     if (state == "admitted" || state == "evicted") {
-      conditions.push_back({{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}});
+      conditions.push_back(
+          {{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}});
       conditions.push_back({{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}});
       w["status"]["admission"] = {{"clusterQueue", "cluster-queue"},
                                   {"podSetAssignments", assignments}};
@@ -107,9 +108,8 @@ TEST_F(AdmissionStepTest, WithoutKueueOrWithoutTheLabelNothingIsAsked) {
 
 TEST_F(AdmissionStepTest, AQueuedJobGetsAWorkloadWithAPodSetPerRoleAndWaitsWithoutPods) {
   JobReconcile r = Decided();
-  EXPECT_THAT(client_.calls,
-              ElementsAre("get workloads trainingjob-digits", "get localqueues user-queue",
-                          "create workloads"));
+  EXPECT_THAT(client_.calls, ElementsAre("get workloads trainingjob-digits",
+                                         "get localqueues user-queue", "create workloads"));
   const json& w = client_.objects.at(kWorkloadKey);
   EXPECT_EQ(w["spec"]["queueName"], "user-queue");
   EXPECT_EQ(w["spec"]["active"], true);
@@ -131,7 +131,8 @@ TEST_F(AdmissionStepTest, AQueuedJobGetsAWorkloadWithAPodSetPerRoleAndWaitsWitho
   client_.calls.clear();
   client_.objects[kWorkloadKey] = Workload("pending");
   JobReconcile again = Decided();
-  EXPECT_THAT(client_.calls, ElementsAre("get workloads trainingjob-digits", "get localqueues user-queue"));
+  EXPECT_THAT(client_.calls,
+              ElementsAre("get workloads trainingjob-digits", "get localqueues user-queue"));
   EXPECT_THAT(again.queue_hold->message, HasSubstr("couldn't assign flavors to pod set worker"));
   EXPECT_FALSE(again.PodsToCreate());
 }
@@ -151,7 +152,8 @@ TEST_F(AdmissionStepTest, AQueueNameNamingNoLocalQueueIsReportedAndNothingElseCh
   EXPECT_FALSE(client_.objects.contains(kWorkloadKey));
   EXPECT_THAT(client_.calls, Not(Contains("create workloads")));
   int warnings = 0;
-  for (const std::string& e : events_.events()) warnings += e.starts_with("Warning LocalQueueNotFound");
+  for (const std::string& e : events_.events())
+    warnings += e.starts_with("Warning LocalQueueNotFound");
   EXPECT_EQ(warnings, 1);
 }
 
@@ -171,9 +173,11 @@ TEST_F(AdmissionStepTest, AnAdmittedJobsPodsGetTheFlavoursNodeSelectorAndTolerat
     if (body.value("kind", "") != "Pod") continue;
     ++checked;
     EXPECT_EQ(body["spec"]["nodeSelector"]["cloud/pool"], "spot") << body["metadata"]["name"];
-    EXPECT_THAT(body["spec"]["tolerations"], Contains(json{{"key", "spot"}, {"operator", "Exists"}}));
+    EXPECT_THAT(body["spec"]["tolerations"],
+                Contains(json{{"key", "spot"}, {"operator", "Exists"}}));
     if (body["metadata"]["name"] == "digits-ps-0") {
-      EXPECT_EQ(body["spec"]["nodeSelector"]["pool"], "spot") << "the template's own selector stays";
+      EXPECT_EQ(body["spec"]["nodeSelector"]["pool"], "spot")
+          << "the template's own selector stays";
     }
   }
   EXPECT_EQ(checked, 4);
@@ -250,16 +254,19 @@ TEST_F(AdmissionStepTest, ThePriorityClassGivesTheWorkloadItsPriority) {
   Label("kueue.x-k8s.io/priority-class", "high");
   JobReconcile missing = Decided();
   EXPECT_EQ(missing.queue_hold->reason, "PriorityClassNotFound");
-  EXPECT_THAT(missing.queue_hold->message,
-              HasSubstr("metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass high"));
+  EXPECT_THAT(
+      missing.queue_hold->message,
+      HasSubstr("metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass high"));
   EXPECT_FALSE(client_.objects.contains(kWorkloadKey));
 
-  client_.objects["workloadpriorityclasses//high"] = {{"metadata", {{"name", "high"}}}, {"value", 1000}};
+  client_.objects["workloadpriorityclasses//high"] = {{"metadata", {{"name", "high"}}},
+                                                      {"value", 1000}};
   Decided();
   const json& w = client_.objects.at(kWorkloadKey);
   EXPECT_EQ(w["spec"]["priority"], 1000);
-  EXPECT_EQ(w["spec"]["priorityClassRef"],
-            (json{{"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", "high"}}));
+  EXPECT_EQ(
+      w["spec"]["priorityClassRef"],
+      (json{{"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", "high"}}));
 }
 
 TEST_F(AdmissionStepTest, AWorkloadOfThatNameNotTheJobsHoldsTheJob) {
@@ -272,8 +279,11 @@ TEST_F(AdmissionStepTest, AWorkloadOfThatNameNotTheJobsHoldsTheJob) {
 }
 
 TEST_F(AdmissionStepTest, AFinishedJobsWorkloadIsMarkedFinishedOnce) {
-  json succeeded = {{"type", "Succeeded"}, {"status", "True"}, {"reason", "Succeeded"},
-                    {"message", "done"}, {"lastTransitionTime", "2027-01-15T08:00:00Z"}};
+  json succeeded = {{"type", "Succeeded"},
+                    {"status", "True"},
+                    {"reason", "Succeeded"},
+                    {"message", "done"},
+                    {"lastTransitionTime", "2027-01-15T08:00:00Z"}};
   SetJob("", 2, json{{"conditions", json::array({succeeded})}});
   Label("kueue.x-k8s.io/queue-name", "user-queue");
   client_.objects[kWorkloadKey] = Workload("admitted");
