@@ -15,6 +15,7 @@
 //   --shutdown-timeout=25s             how long a signal's orderly stop may take
 //   --job-network-policy=false         a NetworkPolicy per job: only its pods and the operator in
 //   --operator-pod-labels=k=v,...      (these labels, in $POD_NAMESPACE) reach them
+//   --kueue=false                      Kueue admission of jobs labelled kueue.x-k8s.io/queue-name
 // SIGTERM/SIGINT: stop reconciling, release the Lease, exit 0. A stop that takes longer than
 // --shutdown-timeout (a reconcile stuck on an API server that does not answer) is cut short: the
 // process logs what it was waiting for and exits 1, within the pod's grace period (30 s by default,
@@ -69,6 +70,7 @@ struct Flags {
   int write_queue_capacity = 16384;
   std::string shutdown_timeout = "25s";
   bool job_network_policy = false;
+  bool kueue = false;
   std::string operator_pod_labels;
 };
 
@@ -141,6 +143,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--shutdown-timeout", flags.shutdown_timeout,
                  "after SIGTERM, exit anyway when the orderly stop takes longer (e.g. 25s)");
+  app.add_option("--kueue", flags.kueue,
+                 "Kueue admission: a job labelled kueue.x-k8s.io/queue-name gets a Workload and "
+                 "runs only while admitted (docs/kueue.md)");
   app.add_option("--job-network-policy", flags.job_network_policy,
                  "a NetworkPolicy per job admitting only its pods and the operator's");
   app.add_option("--operator-pod-labels", flags.operator_pod_labels,
@@ -234,6 +239,7 @@ int main(int argc, char** argv) {
   controller_options.reconciler.metrics = &metrics;
   controller_options.reconciler.progress = &progress;
   controller_options.reconciler.network_policy.enabled = flags.job_network_policy;
+  controller_options.reconciler.kueue.enabled = flags.kueue;
   controller_options.reconciler.network_policy.operator_namespace = Env("POD_NAMESPACE");
   controller_options.reconciler.network_policy.operator_pod_labels = *operator_labels;
   controller_options.reconciler.pods.gang_scheduler =

@@ -43,6 +43,19 @@ const std::vector<ApiPermission>& OperatorApiPermissions() {
       {"networking.k8s.io", "networkpolicies", {"get", "create"}, ApiScope::kJobs,
        ApiFeature::kNetworkPolicy, true,
        "the job's NetworkPolicy (Reconciler::EnsureNetworkPolicy): create, get when it exists"},
+      {"kueue.x-k8s.io", "workloads", {"get", "create", "patch"}, ApiScope::kJobs,
+       ApiFeature::kKueue, true,
+       "a queued job's Workload (AdmissionStep): read each reconcile, created once, spec.active "
+       "patched to follow runPolicy.suspend"},
+      {"kueue.x-k8s.io", "workloads/status", {"update"}, ApiScope::kJobs, ApiFeature::kKueue, true,
+       "the quota handed back once an evicted job's pods are gone (AdmissionStep), Finished when "
+       "the job ends (WorkloadFinishedStep)"},
+      {"kueue.x-k8s.io", "localqueues", {"get"}, ApiScope::kJobs, ApiFeature::kKueue, true,
+       "whether a waiting job's LocalQueue exists (AdmissionStep)"},
+      {"kueue.x-k8s.io", "resourceflavors", {"get"}, ApiScope::kCluster, ApiFeature::kKueue, true,
+       "the admitted flavours' nodeLabels and tolerations (AdmissionStep)"},
+      {"kueue.x-k8s.io", "workloadpriorityclasses", {"get"}, ApiScope::kCluster,
+       ApiFeature::kKueue, true, "the priority of a job's Workload (AdmissionStep)"},
   };
   return *kPermissions;
 }

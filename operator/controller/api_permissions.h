@@ -26,6 +26,7 @@ enum class ApiFeature {
   kVolcano,                    // --gang-scheduler=volcano
   kSchedulerPlugins,           // --gang-scheduler=scheduler-plugins
   kNetworkPolicy,              // --job-network-policy, networkPolicy.enabled
+  kKueue,                      // --kueue, kueue.enabled
 };
 
 struct ApiPermission {

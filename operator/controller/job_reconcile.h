@@ -14,10 +14,18 @@
 #include "nlohmann/json.hpp"
 #include "operator/controller/coordinator_rpc.h"
 #include "operator/controller/job_writes.h"
+#include "operator/controller/kueue_workload.h"
 #include "operator/controller/observed_pod.h"
 #include "operator/controller/replica_objects.h"
 
 namespace tj::op {
+
+// Why Kueue keeps the job from running (reconciler_admission.h): the reason and message of its
+// Suspended condition.
+struct QueueHold {
+  std::string reason;  // CamelCase: WaitingForAdmission, LocalQueueNotFound, Evicted, ...
+  std::string message;
+};
 
 struct JobReconcile {
   // Read by the Reconciler before the steps.
@@ -41,6 +49,12 @@ struct JobReconcile {
   bool secret_has_tls = false;
 
   int new_preemptions = 0;  // NoticesStep: disruption signals first seen now
+
+  // AdmissionStep (Kueue): set while the job's Workload is not admitted; DecideStep then
+  // decides as for a suspended job (every pod stopped, none made).
+  std::optional<QueueHold> queue_hold;
+  // AdmissionStep: where each role's new pods go (the admitted flavours); null: as written.
+  std::shared_ptr<const Placements> placements;
 
   // DecideStep.
   JobDecision decision;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/v1alpha1/load.h"
+#include "operator/controller/reconciler_admission.h"
 #include "operator/controller/reconciler_await_creations.h"
 #include "operator/controller/reconciler_checkpoint_storage.h"
 #include "operator/controller/reconciler_checkpoint_volume.h"
@@ -32,6 +33,7 @@ Reconciler::Reconciler(ClusterView& view, kube::KubeClient& client, PreemptionNo
       invalid_(view, client, events) {
   auto notices = std::make_unique<NoticesStep>(view, notifier, events, counting_, options_.metrics);
   notices_ = notices.get();
+  steps_.push_back(std::make_unique<WorkloadFinishedStep>(client, options_.kueue));
   steps_.push_back(std::make_unique<FinishedStep>(client, events, counting_));
   steps_.push_back(std::make_unique<SecretStep>(view, client));
   steps_.push_back(std::make_unique<AwaitCreationsStep>(*notices_, writes_.expectations()));
@@ -40,6 +42,7 @@ Reconciler::Reconciler(ClusterView& view, kube::KubeClient& client, PreemptionNo
   steps_.push_back(std::move(notices));
   steps_.push_back(
       std::make_unique<StuckPodsStep>(view, client, events, options_.terminating_pod_timeout));
+  steps_.push_back(std::make_unique<AdmissionStep>(client, events, *notices_, options_.kueue));
   steps_.push_back(std::make_unique<DecideStep>(*notices_, invalid_));
   steps_.push_back(std::make_unique<PendingPodsStep>(events));
   // Holds: each may keep the job's pods from being created (MayCreatePods).

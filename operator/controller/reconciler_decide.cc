@@ -37,7 +37,16 @@ StepResult DecideStep::Run(JobReconcile& job) {
     observation.restarts_by_type[type] = status.counted_restarts;
   }
   if (job.status.start_time) observation.active_for = job.now - *job.status.start_time;
-  job.decision = DecideJobPhase(*job.job, observation);
+  if (job.queue_hold) {
+    // Held by Kueue: decided as a suspended job, with the queue's reason.
+    v1alpha1::TrainingJob held = *job.job;
+    held.spec.run_policy.suspend = true;
+    job.decision = DecideJobPhase(held, observation);
+    job.decision.reason = job.queue_hold->reason;
+    job.decision.message = job.queue_hold->message;
+  } else {
+    job.decision = DecideJobPhase(*job.job, observation);
+  }
   if (!job.PodsToCreate()) return StepResult::Continue();
 
   // TLS for new pods once the Secret has the job's certificates, unless a pod of the job serves

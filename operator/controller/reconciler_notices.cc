@@ -41,6 +41,11 @@ void NoticesStep::NotifyScaleDown(const JobReconcile& job, const ObservedPod& po
   Notify(job, pod, kScaleDownNoticeReason, Cause::kScaleDown);
 }
 
+void NoticesStep::NotifyEviction(const JobReconcile& job, const ObservedPod& coordinator,
+                                 const std::string& signal) {
+  Notify(job, coordinator, signal, Cause::kDisruption);
+}
+
 absl::Time NoticesStep::LastPsDisruption(const JobReconcile& job) {
   bool disrupted = false;
   for (const ObservedPod& pod : job.pods) {

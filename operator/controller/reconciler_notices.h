@@ -40,6 +40,11 @@ class NoticesStep : public ReconcileStep {
   int NotifyDisruptions(const JobReconcile& job);
   // `pod`, a running worker, is about to be deleted by a scale-down: the coordinator drains it.
   void NotifyScaleDown(const JobReconcile& job, const ObservedPod& pod);
+  // Kueue evicted the job (`signal`: "KueueEviction/<reason>"): the coordinator checkpoints at its
+  // next step boundary and exits before the job's pods are removed. Once per coordinator pod and
+  // signal.
+  void NotifyEviction(const JobReconcile& job, const ObservedPod& coordinator,
+                      const std::string& signal);
   // Records now as the job's last PS disruption when a PS pod of the job is disrupted, and
   // returns the last one (InfinitePast: never). Observation times are on the operator's clock:
   // kubelets' timestamps may be skewed.

@@ -26,8 +26,18 @@ namespace tj::op {
 using BucketProbe =
     std::function<absl::Status(const v1alpha1::TrainingJob& job, const S3Credentials& credentials)>;
 
+// Kueue admission (reconciler_admission.h, docs/kueue.md).
+struct KueueOptions {
+  bool enabled = false;  // --kueue: without it the kueue.x-k8s.io/queue-name label is ignored
+  // Nothing watches Workloads yet: a queued job is looked at again after this long.
+  absl::Duration poll_interval = absl::Seconds(5);
+  // How long an evicted job's coordinator may take to checkpoint and exit before its pods go.
+  absl::Duration drain_timeout = absl::Minutes(2);
+};
+
 struct ReconcilerOptions {
   PodBuildOptions pods;
+  KueueOptions kueue;
   // A NetworkPolicy per job (network_policy.h), made before the job's first pod is requested.
   NetworkPolicyOptions network_policy;
   // A pod still Terminating this long after its deletion deadline, on a node that is NotReady or

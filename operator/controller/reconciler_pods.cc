@@ -70,9 +70,14 @@ StepResult PodsStep::Run(JobReconcile& job) {
 
 Write PodsStep::PodWrite(const JobReconcile& job, ReplicaKey key) {
   return {absl::StrCat("pods/", ReplicaName(*job.job, key)), WriteKind::kPod,
-          [this, pods = job.job_pods, key]() -> absl::StatusOr<nlohmann::json> {
+          [this, pods = job.job_pods, placements = job.placements,
+           key]() -> absl::StatusOr<nlohmann::json> {
             absl::StatusOr<nlohmann::json> pod = BuildReplicaPod(*pods, key, options_.pods);
             if (!pod.ok()) return pod.status();
+            if (placements != nullptr) {
+              auto placement = placements->find(key.type);
+              if (placement != placements->end()) ApplyPlacement(placement->second, *pod);
+            }
             auto ref = kube::Resource("pods", JobNamespace(pods->job()));
             if (!ref.ok()) return ref.status();
             return client_.Create(*ref, *pod);

@@ -129,7 +129,7 @@ TEST_F(HelmChartTest, LintIsCleanForEveryValueCombination) {
   for (const std::string sets :
        {"", "--set gangScheduler=volcano --set serviceMonitor.enabled=true",
         "--set gangScheduler=scheduler-plugins --set watchNamespace=ml --set logFormat=text",
-        "--set networkPolicy.enabled=true --set aggregateRoles.enabled=false",
+        "--set networkPolicy.enabled=true --set aggregateRoles.enabled=false --set kueue.enabled=true",
         "--set replicaCount=1 --set leaderElection.enabled=false --set "
         "grafanaDashboard.enabled=false"}) {
     SCOPED_TRACE(sets);
@@ -189,6 +189,23 @@ TEST_F(HelmChartTest, GangSchedulersAddTheirPodGroupsOnly) {
             Expected("cluster", "tj-system", {op::ApiFeature::kVolcano}));
   EXPECT_EQ(Grants(Render("--set gangScheduler=scheduler-plugins")),
             Expected("cluster", "tj-system", {op::ApiFeature::kSchedulerPlugins}));
+}
+
+TEST_F(HelmChartTest, KueueValueAddsItsFlagAndRulesOnly) {
+  for (const std::string scope : {"cluster", "ml"}) {
+    SCOPED_TRACE(scope);
+    const std::string watch = scope == "cluster" ? "" : " --set watchNamespace=ml";
+    const std::vector<json> objects = Render("--set kueue.enabled=true" + watch);
+    EXPECT_EQ(Grants(objects), Expected(scope, "tj-system", {op::ApiFeature::kKueue}))
+        << "workloads and localqueues where the jobs are; flavours and priority classes cluster-wide";
+    EXPECT_THAT(OfKind(objects, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["args"],
+                ::testing::Contains("--kueue=true"));
+  }
+  EXPECT_EQ(Grants(Render()), Expected("cluster", "tj-system"));
+  for (const json& arg : OfKind(Render(), "Deployment")[0]["spec"]["template"]["spec"]
+                             ["containers"][0]["args"]) {
+    EXPECT_THAT(arg.get<std::string>(), Not(HasSubstr("kueue")));
+  }
 }
 
 TEST_F(HelmChartTest, NetworkPolicyValueAddsItsFlagsAndRuleOnly) {

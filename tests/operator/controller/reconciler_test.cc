@@ -27,8 +27,9 @@ class ReconcilerTest : public StepTest {
 
 TEST_F(ReconcilerTest, RunsItsStepsInOrder) {
   EXPECT_THAT(Make().StepNames(),
-              ElementsAre("Finished", "Secret", "AwaitCreations", "NetworkPolicy", "Services",
-                          "Notices", "StuckPods", "Decide", "PendingPods", "PodGroup", "CheckpointVolume",
+              ElementsAre("WorkloadFinished", "Finished", "Secret", "AwaitCreations",
+                          "NetworkPolicy", "Services", "Notices", "StuckPods", "Admission",
+                          "Decide", "PendingPods", "PodGroup", "CheckpointVolume",
                           "CheckpointStorage",
                           "Status", "Pods", "Dispatch"));
 }
