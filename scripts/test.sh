@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): installs dependencies, builds everything, checks the
 # mutex annotations with clang (scripts/check-thread-safety.sh), builds the S3 test server
-# (scripts/install-s3-server.sh, cached) and Kueue (scripts/install-kueue.sh, cached), runs every
+# (scripts/install-s3-server.sh, cached) and, with TJ_WITH_KUEUE=1, Kueue (scripts/install-kueue.sh,
+# cached; the `kueue` tests are left out otherwise), runs every
 # test under ctest, then the
 # short fuzzing run (scripts/fuzz.sh: every parser of outside bytes for 15 s, in build-fuzz/;
 # TJ_SKIP_FUZZ=1 leaves it out). TJ_SANITIZE=address|thread builds and tests in build-<sanitizer>/.
