@@ -25,39 +25,43 @@ done
 
 work="$cache/work"
 apt_dir="$work/apt"
-rm -rf "$work" "$prefix"
-mkdir -p "$apt_dir/sources" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-# The image's own deb822 sources (same mirror, suites and keyring), as deb-src.
-found=0
-for f in /etc/apt/sources.list.d/*.sources; do
-  [ -f "$f" ] || continue
-  grep -q '^Types:.*\bdeb\b' "$f" || continue
-  sed -E 's/^Types:.*/Types: deb-src/' "$f" > "$apt_dir/sources/$(basename "$f")"
-  found=1
-done
-if [ "$found" = 0 ]; then
-  echo "build-tsan-deps: no deb822 file in /etc/apt/sources.list.d to derive a deb-src entry from" >&2
-  exit 1
+rm -rf "$prefix"
+# An interrupted build resumes: the source and the configured tree are kept until it finishes.
+if [ ! -f "$work/build/build.ninja" ]; then
+  rm -rf "$work"
+  mkdir -p "$apt_dir/sources" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+  # The image's own deb822 sources (same mirror, suites and keyring), as deb-src.
+  found=0
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    grep -q '^Types:.*\bdeb\b' "$f" || continue
+    sed -E 's/^Types:.*/Types: deb-src/' "$f" > "$apt_dir/sources/$(basename "$f")"
+    found=1
+  done
+  if [ "$found" = 0 ]; then
+    echo "build-tsan-deps: no deb822 file in /etc/apt/sources.list.d to derive a deb-src entry from" >&2
+    exit 1
+  fi
+  apt_opts=(-q -o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$apt_dir/sources"
+            -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache")
+  apt-get "${apt_opts[@]}" update > "$work/apt-update.log" 2>&1 \
+    || { cat "$work/apt-update.log" >&2; exit 1; }
+  (cd "$work" && apt-get "${apt_opts[@]}" source "abseil=$version" > "$work/apt-source.log" 2>&1) \
+    || { cat "$work/apt-source.log" >&2; exit 1; }
+  src="$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'abseil-*' | head -1)"
+  # Debian's patches change absl/base/options.h (absl::string_view, not std::string_view): the
+  # instrumented build must have the very ABI the installed headers describe.
+  if ! diff -q "$src/absl/base/options.h" /usr/include/absl/base/options.h > /dev/null; then
+    echo "build-tsan-deps: $src/absl/base/options.h differs from the installed header" >&2
+    exit 1
+  fi
+  # Debian's debian/rules: CMAKE_CXX_STANDARD=17, BUILD_SHARED_LIBS=ON (its shared half).
+  CC=clang-14 CXX=clang++-14 cmake -S "$src" -B "$work/build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_STANDARD=17 -DBUILD_SHARED_LIBS=ON \
+    -DBUILD_TESTING=OFF -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib \
+    -DCMAKE_C_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
+    -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" > "$work/configure.log"
 fi
-apt_opts=(-q -o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$apt_dir/sources"
-          -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache")
-apt-get "${apt_opts[@]}" update > "$work/apt-update.log" 2>&1 \
-  || { cat "$work/apt-update.log" >&2; exit 1; }
-(cd "$work" && apt-get "${apt_opts[@]}" source "abseil=$version" > "$work/apt-source.log" 2>&1) \
-  || { cat "$work/apt-source.log" >&2; exit 1; }
-src="$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'abseil-*' | head -1)"
-# Debian's patches change absl/base/options.h (absl::string_view, not std::string_view): the
-# instrumented build must have the very ABI the installed headers describe.
-if ! diff -q "$src/absl/base/options.h" /usr/include/absl/base/options.h > /dev/null; then
-  echo "build-tsan-deps: $src/absl/base/options.h differs from the installed header" >&2
-  exit 1
-fi
-# Debian's debian/rules: CMAKE_CXX_STANDARD=17, BUILD_SHARED_LIBS=ON (its shared half).
-CC=clang-14 CXX=clang++-14 cmake -S "$src" -B "$work/build" -G Ninja \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_STANDARD=17 -DBUILD_SHARED_LIBS=ON \
-  -DBUILD_TESTING=OFF -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib \
-  -DCMAKE_C_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
-  -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" > "$work/configure.log"
 cmake --build "$work/build" -j"${TJ_JOBS:-$(nproc)}"
 cmake --install "$work/build" > /dev/null
 # Same SONAMEs as the installed libraries, or the loader would not substitute them.

@@ -74,23 +74,24 @@ else
   marker="ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:"
 fi
 
+# Cases that assert a bound on memory, which the sanitizers' allocators and shadow memory break
+# (not a race or a memory error): left out of the sanitizer runs.
+memory_bound_cases="-TjPsBinaryTest.ManyWorkersPushingAtOnceStayWithinThePushWindow"
+
 run_one() {  # binary name -> "name exit reports seconds"
   local name="$1" t0 rc=0
   t0=$(date +%s)
-  local opts="$base_options log_path=$logs/$name"
-  if [ "$sanitizer" = thread ]; then
-    TSAN_OPTIONS="$opts" nice -n 5 timeout 1800 "$build_dir/bin/$name" --gtest_brief=1 \
-      > "$logs/$name.out" 2>&1 || rc=$?
-  else
-    ASAN_OPTIONS="$opts" nice -n 5 timeout 1800 "$build_dir/bin/$name" --gtest_brief=1 \
-      > "$logs/$name.out" 2>&1 || rc=$?
-  fi
+  local options_var=TSAN_OPTIONS
+  if [ "$sanitizer" = address ]; then options_var=ASAN_OPTIONS; fi
+  env "$options_var=$base_options log_path=$logs/$name" nice -n 5 timeout 1800 \
+    "$build_dir/bin/$name" --gtest_brief=1 --gtest_filter="$memory_bound_cases" \
+    > "$logs/$name.out" 2>&1 || rc=$?
   local reports
   reports=$(cat "$logs/$name".[0-9]* "$logs/$name.out" 2>/dev/null | grep -c "$marker" || true)
   echo "$name exit=$rc reports=$reports seconds=$(( $(date +%s) - t0 ))"
 }
 export -f run_one
-export build_dir logs base_options sanitizer marker
+export build_dir logs base_options sanitizer marker memory_bound_cases
 printf '%s\n' "${tests[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one {}' | tee "$logs/summary"
 echo "sanitize: $sanitizer, build $(( built - start )) s, run $(( $(date +%s) - built )) s," \
   "logs in $logs"
