@@ -70,7 +70,8 @@ if [ "$sanitizer" = thread ]; then
   marker="WARNING: ThreadSanitizer"
 else
   base_options="detect_leaks=1 abort_on_error=0"
-  export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1 log_path=$logs/ubsan"
+  # UBSan prints to stderr (the .out file, counted); halt_on_error makes a finding fail the binary.
+  export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
   marker="ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:"
 fi
 
