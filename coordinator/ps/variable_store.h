@@ -144,8 +144,9 @@ class VariableStore {
   // OK, or FailedPrecondition while a restore runs or after one failed: a save would write a
   // shard without the state.
   absl::Status CheckHoldsItsState() const ABSL_LOCKS_EXCLUDED(mu_);
-  // ImportState's first step: the state is released and the store marked as restoring.
-  void ReleaseForRestore() ABSL_LOCKS_EXCLUDED(mu_);
+  // ImportState's first step: the state is released and the store marked as restoring. Returns
+  // the restore's generation: only the newest restore may set what the store holds.
+  uint64_t ReleaseForRestore() ABSL_LOCKS_EXCLUDED(mu_);
   // ImportState's reading: the state `source` yields, into `variables` and `tables`, and the id of
   // the last save read.
   absl::StatusOr<StateCounts> ReadState(RecordPieceSource& source, VariableMap& variables,
@@ -176,6 +177,10 @@ class VariableStore {
   enum class RestoreState { kNone, kRestoring, kFailed };
   RestoreState restore_ ABSL_GUARDED_BY(mu_) = RestoreState::kNone;
   std::string restore_error_ ABSL_GUARDED_BY(mu_);  // of the failed restore
+  // Counts restores begun. Restores can overlap (the checkpointer gives up on one and starts the
+  // next): one that ends after a newer one began changes nothing, or a cancelled restore failing
+  // late would mark a restored store failed, and a stale one succeeding would replace newer state.
+  uint64_t restore_generation_ ABSL_GUARDED_BY(mu_) = 0;
 
   // Checkpoint saves (ExportOptions): the id of the last save and of the one before it, when the
   // tables' change bits still tell the rows changed since it (0: they do not).

@@ -205,7 +205,7 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(const RecordSource& sourc
 }
 
 absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source) {
-  ReleaseForRestore();
+  const uint64_t generation = ReleaseForRestore();
   VariableMap variables;
   TableMap tables;
   uint64_t save_id = 0;
@@ -214,6 +214,7 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source
     // What was read so far is freed with the maps; the store holds nothing until a restore
     // succeeds (or the coordinator creates the variables afresh).
     StdWriterLock lock(mu_);
+    if (restore_generation_ != generation) return counts.status();  // a newer one decides
     restore_ = RestoreState::kFailed;
     restore_error_ = counts.status().ToString();
     return counts.status();
@@ -222,6 +223,11 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source
   for (const auto& [name, t] : tables) row_bytes += t->num_rows() * t->bytes_per_row();
   {
     StdWriterLock lock(mu_);
+    if (restore_generation_ != generation) {
+      return absl::AbortedError(
+          "a newer restore began while this one was reading; the store keeps what that one "
+          "restores");
+    }
     variables_.swap(variables);
     tables_.swap(tables);
     restore_ = RestoreState::kNone;
@@ -233,19 +239,25 @@ absl::StatusOr<StateCounts> VariableStore::ImportState(RecordPieceSource& source
     for (const auto& [name, v] : variables_) v->MarkRestored();
   }
   {
-    // The next save can be a delta since the last one read: every row is as it saved it.
+    // The next save can be a delta since the last one read: every row is as it saved it. Unless a
+    // newer restore began since the swap: its reset of the save ids stands.
     StdMutexLock save_lock(save_mu_);
-    last_save_id_ = save_id;
-    save_before_last_id_ = 0;
+    StdReaderLock lock(mu_);
+    if (restore_generation_ == generation) {
+      last_save_id_ = save_id;
+      save_before_last_id_ = 0;
+    }
   }
   return counts;
 }
 
-void VariableStore::ReleaseForRestore() {
+uint64_t VariableStore::ReleaseForRestore() {
   VariableMap old_variables;
   TableMap old_tables;
+  uint64_t generation = 0;
   {
     StdWriterLock lock(mu_);
+    generation = ++restore_generation_;
     old_variables.swap(variables_);
     old_tables.swap(tables_);
     restore_ = RestoreState::kRestoring;
@@ -260,6 +272,7 @@ void VariableStore::ReleaseForRestore() {
   }
   // The old state is freed here, before the new one is read, outside the lock (a pull still
   // sending a value keeps that buffer until it is sent).
+  return generation;
 }
 
 absl::StatusOr<StateCounts> VariableStore::ReadState(RecordPieceSource& source,
