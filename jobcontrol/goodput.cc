@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace tj::jobcontrol {
+namespace tj {
 namespace {
 
 using v1alpha1::LostCause;
@@ -89,4 +89,4 @@ std::optional<double> GoodputRatio(const TimeSplit& split) {
   return std::clamp(Clean(split.productive) / split.wall, 0.0, 1.0);
 }
 
-}  // namespace tj::jobcontrol
+}  // namespace tj

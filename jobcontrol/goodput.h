@@ -11,7 +11,7 @@
 
 #include "api/v1alpha1/goodput.h"
 
-namespace tj::jobcontrol {
+namespace tj {
 
 // What a coordinator measured of its own run so far, in seconds.
 struct RunClockReading {
@@ -44,4 +44,4 @@ v1alpha1::TimeSplit JobTotal(const v1alpha1::JobGoodput& job);
 // productive / wall, in [0, 1]; absent while no time has passed.
 std::optional<double> GoodputRatio(const v1alpha1::TimeSplit& split);
 
-}  // namespace tj::jobcontrol
+}  // namespace tj

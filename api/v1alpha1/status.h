@@ -11,6 +11,7 @@
 
 #include "absl/time/time.h"
 #include "api/v1alpha1/enums.h"
+#include "api/v1alpha1/goodput.h"
 
 namespace tj::v1alpha1 {
 
@@ -47,7 +48,7 @@ struct TrainingJobStatus {
   std::string state;
   std::vector<JobCondition> conditions;
   std::map<ReplicaType, ReplicaStatus> replica_statuses;
-  std::optional<int64_t> step;  // last training step the coordinator reported
+  std::optional<int64_t> step;                  // last training step the coordinator reported
   std::optional<int64_t> last_checkpoint_step;  // step of the newest checkpoint it reported
   // The label selector of the job's worker pods, for the scale subresource (HPA, kubectl scale).
   std::string worker_selector;
@@ -57,6 +58,14 @@ struct TrainingJobStatus {
   int32_t restart_count = 0;         // restarts counted against runPolicy.backoffLimit
   int32_t coordinator_restarts = 0;  // of which the coordinator's (restored from checkpoint)
   std::optional<int64_t> observed_generation;
+  // Goodput over the job's coordinators (jobcontrol/goodput.h): the productive share of the wall
+  // time (status.goodput, 0 to 1), the totals by cause (status.goodputSeconds) and the account
+  // they come from (status.goodputAccount: the runs before the last and the last one's report,
+  // what carries the totals across coordinator restarts). Absent until a coordinator reported
+  // one, and in a status written by an operator older than session 10.
+  std::optional<double> goodput;
+  std::optional<TimeSplit> goodput_seconds;
+  std::optional<JobGoodput> goodput_account;
 
   friend bool operator==(const TrainingJobStatus&, const TrainingJobStatus&) = default;
 };

@@ -8,14 +8,17 @@
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/sync_stream.h>
 
+#include "coordinator/ps/ps_counters.h"
 #include "coordinator/ps/variable_store.h"
 
 namespace tj {
 
 using RawUnaryStream = grpc::ServerUnaryStreamer<grpc::ByteBuffer, grpc::ByteBuffer>;
 
-// Read the request, answer it through `stream`, and return the call's status.
-grpc::Status ServeRawPull(const VariableStore& store, RawUnaryStream& stream);
-grpc::Status ServeRawPush(VariableStore& store, RawUnaryStream& stream);
+// Read the request, answer it through `stream`, and return the call's status. Bytes served are
+// added to `counters` (pulled_bytes, pushed_bytes).
+grpc::Status ServeRawPull(const VariableStore& store, RawUnaryStream& stream,
+                          PsCounters& counters);
+grpc::Status ServeRawPush(VariableStore& store, RawUnaryStream& stream, PsCounters& counters);
 
 }  // namespace tj

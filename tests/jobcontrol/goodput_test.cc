@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace tj::jobcontrol {
+namespace tj {
 namespace {
 
 using ::testing::HasSubstr;
@@ -198,4 +198,4 @@ TEST(GoodputJsonTest, RoundTripsAndNamesBadFields) {
 }
 
 }  // namespace
-}  // namespace tj::jobcontrol
+}  // namespace tj

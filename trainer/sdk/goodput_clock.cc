@@ -61,7 +61,7 @@ v1alpha1::RunGoodput GoodputClock::Read() const {
 }
 
 v1alpha1::RunGoodput GoodputClock::ReadLocked(absl::Time now) const {
-  jobcontrol::RunClockReading reading;
+  RunClockReading reading;
   reading.wall = absl::ToDoubleSeconds(now - started_);
   reading.restored = restored_;
   reading.checkpoint_save = absl::ToDoubleSeconds(checkpoint_save_);
@@ -75,7 +75,7 @@ v1alpha1::RunGoodput GoodputClock::ReadLocked(absl::Time now) const {
   v1alpha1::RunGoodput run;
   run.run = run_;
   run.started_unix_seconds = absl::ToDoubleSeconds(started_ - absl::UnixEpoch());
-  run.seconds = jobcontrol::SplitRunTime(reading);
+  run.seconds = SplitRunTime(reading);
   run.productive_at_checkpoint = std::min(productive_at_checkpoint_, run.seconds.productive);
   return run;
 }
@@ -92,7 +92,7 @@ void GoodputClock::Export(MetricsRegistry& registry) const {
                       {{"cause", std::string(v1alpha1::LostCauseLabel(cause))}});
   }
   // Absent until some time has passed: never NaN.
-  if (std::optional<double> ratio = jobcontrol::GoodputRatio(run.seconds)) {
+  if (std::optional<double> ratio = GoodputRatio(run.seconds)) {
     registry.SetGauge("tj_goodput_ratio",
                       "Productive share of this coordinator's wall time (0 to 1)", *ratio);
   }
