@@ -7,9 +7,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <string>
 
+#include "coordinator/base/values.h"
 #include "coordinator/metrics/metrics_http_server.h"
 #include "coordinator/ps/ps_client.h"
 #include "tests/coordinator/ps/ps_test_values.h"
@@ -90,7 +90,7 @@ TEST(PsMetricsTest, TheEndpointShowsWhatThePsServedAndHolds) {
 
 // The tj-ps binary opens the endpoint only when TJ_METRICS_ADDRESS is set for it.
 TEST(PsMetricsTest, TheTjPsBinaryServesMetricsWhenTjMetricsAddressIsSet) {
-  TempDir dir;
+  testing::TempDir dir;
   const int port = local::PickFreePort();
   local::ProcessSpec spec;
   spec.binary = TJ_PS_BINARY;
