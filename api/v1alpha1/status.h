@@ -48,7 +48,7 @@ struct TrainingJobStatus {
   std::string state;
   std::vector<JobCondition> conditions;
   std::map<ReplicaType, ReplicaStatus> replica_statuses;
-  std::optional<int64_t> step;                  // last training step the coordinator reported
+  std::optional<int64_t> step;  // last training step the coordinator reported
   std::optional<int64_t> last_checkpoint_step;  // step of the newest checkpoint it reported
   // The label selector of the job's worker pods, for the scale subresource (HPA, kubectl scale).
   std::string worker_selector;

@@ -128,7 +128,9 @@ PsService::PsService(int ps_task, VariableStore& store, PsServiceOptions options
                      new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
                          [this](grpc::ServerContext* context, RawUnaryStream* stream) {
                            TJ_AUTHORIZE(context, Rpc::kPull);
-                           return IfAdmitted(drain_, [&] { return ServeRawPull(store_, *stream, counters_); });
+                           return IfAdmitted(drain_, [&] {
+                             return ServeRawPull(store_, *stream, counters_);
+                           });
                          }));
   MarkMethodStreamed(MethodIndex("Push"),
                      new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(

@@ -138,8 +138,7 @@ v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& pre
 
   // Replica counts from the pods as they are; restarts accumulate.
   std::map<ReplicaType, v1alpha1::ReplicaStatus> counts;
-  for (const auto& [type, status] : previous.replica_statuses)
-    counts[type].restarts = status.restarts;
+  for (const auto& [type, status] : previous.replica_statuses) counts[type].restarts = status.restarts;
   if (update.pods != nullptr) {
     for (const ObservedPod& pod : *update.pods) {
       v1alpha1::ReplicaStatus& s = counts[pod.key.type];
@@ -183,13 +182,12 @@ v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& pre
   }
   next.state.clear();
   for (const JobCondition& c : next.conditions) {
-    if (c.status == ConditionStatus::kTrue)
-      next.state = std::string(v1alpha1::ConditionTypeName(c.type));
+    if (c.status == ConditionStatus::kTrue) next.state = std::string(v1alpha1::ConditionTypeName(c.type));
   }
   if (!update.job_name.empty()) {
-    next.worker_selector = absl::StrCat(
-        v1alpha1::kJobNameLabel, "=", update.job_name, ",", v1alpha1::kReplicaTypeLabel, "=",
-        std::string(v1alpha1::ReplicaTypeLowerName(ReplicaType::kWorker)));
+    next.worker_selector = absl::StrCat(v1alpha1::kJobNameLabel, "=", update.job_name, ",",
+                                        v1alpha1::kReplicaTypeLabel, "=",
+                                        std::string(v1alpha1::ReplicaTypeLowerName(ReplicaType::kWorker)));
   }
   return next;
 }

@@ -17,8 +17,7 @@ namespace {
 constexpr int kBarWidth = 20;
 
 std::string Bar(int64_t step, int64_t total) {
-  const double fraction =
-      std::clamp(static_cast<double>(step) / static_cast<double>(total), 0.0, 1.0);
+  const double fraction = std::clamp(static_cast<double>(step) / static_cast<double>(total), 0.0, 1.0);
   const int filled = static_cast<int>(std::floor(fraction * kBarWidth));
   return absl::StrCat("[", std::string(static_cast<size_t>(filled), '#'),
                       std::string(static_cast<size_t>(kBarWidth - filled), '.'), "] ",
@@ -46,15 +45,12 @@ std::string FormatStatusLine(const DisplaySnapshot& snapshot, bool with_elapsed,
   } else {
     const v1alpha1::TrainingProgress& p = *snapshot.progress;
     absl::StrAppend(&line, " | ", p.state, " ", p.step);
-    if (p.total_steps > 0)
-      absl::StrAppend(&line, "/", p.total_steps, " ", Bar(p.step, p.total_steps));
+    if (p.total_steps > 0) absl::StrAppend(&line, "/", p.total_steps, " ", Bar(p.step, p.total_steps));
     if (p.loss) absl::StrAppend(&line, " | loss ", Number(*p.loss));
-    if (p.examples_per_second && detail >= 1)
-      absl::StrAppend(&line, " | ", Number(*p.examples_per_second), " ex/s");
+    if (p.examples_per_second && detail >= 1) absl::StrAppend(&line, " | ", Number(*p.examples_per_second), " ex/s");
     if (!p.metrics.empty() && detail >= 2) {
       absl::StrAppend(&line, " |");
-      for (const auto& [name, value] : p.metrics)
-        absl::StrAppend(&line, " ", name, " ", Number(value));
+      for (const auto& [name, value] : p.metrics) absl::StrAppend(&line, " ", name, " ", Number(value));
     }
   }
   absl::StrAppend(&line, " | restarts ", snapshot.restarts);

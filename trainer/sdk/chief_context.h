@@ -60,9 +60,9 @@ class ChiefContext {
   // nullptr when the job keeps no checkpoints (no TJ_CHECKPOINT_DIR).
   PsCheckpointer* checkpointer() {
     if (checkpointer_ == nullptr && !settings_.checkpoint_dir.empty()) {
-      checkpointer_ =
-          std::make_unique<PsCheckpointer>(settings_.checkpoint_dir, settings_.checkpoint_keep,
-                                           ps_clients_, settings_.checkpoint_full_every);
+      checkpointer_ = std::make_unique<PsCheckpointer>(
+          settings_.checkpoint_dir, settings_.checkpoint_keep, ps_clients_,
+          settings_.checkpoint_full_every);
     }
     return checkpointer_.get();
   }
