@@ -39,6 +39,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/bench_support.h"
+#include "bench/goodput_accounting.h"
 #include "bench/train_job.h"
 #include "coordinator/coordination/coordination_client.h"
 #include "tjctl/local/restart_backoff.h"
@@ -818,7 +819,47 @@ int main(int argc, char** argv) {
   app.add_flag("--quick,--smoke", config.quick,
                "seconds: 4 s windows, a preemption every 2 s, no fewer-workers run; checks that "
                "the benchmark runs, figures not meaningful");
+  bool accounting = false;
+  tj::bench::AccountingConfig accounting_config;
+  app.add_flag("--accounting", accounting,
+               "instead: the coordinator's goodput figure against goodput measured from outside "
+               "(fault-free wall time over faulty wall time, same steps)");
+  app.add_option("--accounting-steps", accounting_config.steps, "steps of each accounting run")
+      ->capture_default_str();
+  app.add_option("--accounting-runs", accounting_config.runs, "fault-free and faulty pairs")
+      ->capture_default_str();
+  app.add_option("--accounting-kill-every", accounting_config.worker_kill_every_s,
+                 "seconds between two faults of the faulty accounting run")
+      ->capture_default_str();
+  app.add_option("--accounting-chief-kill-at", accounting_config.chief_kill_at,
+                 "the fault (1-based) that kills the coordinator instead of a worker; 0: none")
+      ->capture_default_str();
+  app.add_option("--accounting-checkpoint-every", accounting_config.checkpoint_every,
+                 "TJ_CHECKPOINT_INTERVAL_STEPS of the accounting runs")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (accounting) {
+    accounting_config.train_binary = config.train_binary;
+    accounting_config.data = config.data;
+    accounting_config.dir = config.dir;
+    accounting_config.workers = config.workers;
+    accounting_config.keep = config.keep;
+    accounting_config.json_path = config.json_path;
+    if (app.count("--step-ms") > 0) accounting_config.step_ms = config.step_ms;
+    if (config.quick) {
+      accounting_config.steps = std::min<int64_t>(accounting_config.steps, 600);
+      accounting_config.worker_kill_every_s = std::min(accounting_config.worker_kill_every_s, 2.0);
+      accounting_config.checkpoint_every = std::min<int64_t>(accounting_config.checkpoint_every, 200);
+    }
+    if (accounting_config.steps < 1 || accounting_config.runs < 1 ||
+        !(accounting_config.worker_kill_every_s > 0) || accounting_config.checkpoint_every < 0) {
+      std::fprintf(stderr, "tj-bench-goodput: --accounting-steps >= 1, --accounting-runs >= 1, "
+                           "--accounting-kill-every > 0, --accounting-checkpoint-every >= 0\n");
+      return 2;
+    }
+    spdlog::set_level(spdlog::level::warn);
+    return tj::bench::RunAccounting(accounting_config);
+  }
   if (config.workers < 2 || config.step_ms < 1 || !(config.seconds > 0) ||
       config.warmup_seconds < 0 || config.grace_seconds < 0 ||
       (config.restart != "immediate" && config.restart != "tjctl")) {

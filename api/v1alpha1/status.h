@@ -11,6 +11,7 @@
 
 #include "absl/time/time.h"
 #include "api/v1alpha1/enums.h"
+#include "api/v1alpha1/goodput.h"
 
 namespace tj::v1alpha1 {
 
@@ -62,6 +63,14 @@ struct TrainingJobStatus {
   int32_t restart_count = 0;         // restarts counted against runPolicy.backoffLimit
   int32_t coordinator_restarts = 0;  // of which the coordinator's (restored from checkpoint)
   std::optional<int64_t> observed_generation;
+  // Goodput over the job's coordinators (jobcontrol/goodput.h): the productive share of the wall
+  // time (status.goodput, 0 to 1), the totals by cause (status.goodputSeconds) and the account
+  // they come from (status.goodputAccount: the runs before the last and the last one's report,
+  // what carries the totals across coordinator restarts). Absent until a coordinator reported
+  // one, and in a status written by an operator older than session 10.
+  std::optional<double> goodput;
+  std::optional<TimeSplit> goodput_seconds;
+  std::optional<JobGoodput> goodput_account;
 
   friend bool operator==(const TrainingJobStatus&, const TrainingJobStatus&) = default;
 };

@@ -1,5 +1,7 @@
 #include "api/v1alpha1/status_json.h"
 
+#include <cmath>
+
 #include "api/v1alpha1/json_fields.h"
 
 namespace tj::v1alpha1 {
@@ -69,6 +71,36 @@ ReplicaStatus DecodeReplicaStatus(const nlohmann::json& value, const std::string
   return status;
 }
 
+// status.goodput, goodputSeconds and goodputAccount; each is optional (older operators wrote none).
+void DecodeGoodput(ObjectReader& r, TrainingJobStatus& status) {
+  if (const nlohmann::json* ratio = r.Field("goodput")) {
+    if (!ratio->is_number() || !std::isfinite(ratio->get<double>()) || ratio->get<double>() < 0 ||
+        ratio->get<double>() > 1) {
+      r.errors().push_back(InvalidError(r.Path("goodput"), *ratio, "must be a number from 0 to 1"));
+    } else {
+      status.goodput = ratio->get<double>();
+    }
+  }
+  if (const nlohmann::json* seconds = r.Field("goodputSeconds")) {
+    auto split = TimeSplitFromJson(*seconds, r.Path("goodputSeconds"));
+    if (split.ok()) {
+      status.goodput_seconds = *split;
+    } else {
+      r.errors().push_back(
+          InvalidError(r.Path("goodputSeconds"), *seconds, std::string(split.status().message())));
+    }
+  }
+  if (const nlohmann::json* account = r.Field("goodputAccount")) {
+    auto job = JobGoodputFromJson(*account, r.Path("goodputAccount"));
+    if (job.ok()) {
+      status.goodput_account = *job;
+    } else {
+      r.errors().push_back(
+          InvalidError(r.Path("goodputAccount"), *account, std::string(job.status().message())));
+    }
+  }
+}
+
 }  // namespace
 
 std::string FormatKubernetesTime(absl::Time time) {
@@ -119,6 +151,7 @@ TrainingJobStatus DecodeTrainingJobStatus(const nlohmann::json& value, const std
   if (std::optional<int64_t> generation = r.Int64("observedGeneration")) {
     status.observed_generation = NonNegative(r, "observedGeneration", generation);
   }
+  DecodeGoodput(r, status);
   r.RejectUnknown();
   return status;
 }
@@ -162,6 +195,9 @@ nlohmann::json TrainingJobStatusToJson(const TrainingJobStatus& status) {
   out["restartCount"] = status.restart_count;
   out["coordinatorRestarts"] = status.coordinator_restarts;
   if (status.observed_generation) out["observedGeneration"] = *status.observed_generation;
+  if (status.goodput) out["goodput"] = *status.goodput;
+  if (status.goodput_seconds) out["goodputSeconds"] = ToJson(*status.goodput_seconds);
+  if (status.goodput_account) out["goodputAccount"] = ToJson(*status.goodput_account);
   return out;
 }
 

@@ -19,6 +19,7 @@ nlohmann::json ToJson(const TrainingProgress& progress) {
   if (progress.examples_per_second) json["examplesPerSecond"] = *progress.examples_per_second;
   if (progress.last_checkpoint_step) json["lastCheckpointStep"] = *progress.last_checkpoint_step;
   if (progress.restored_from_step) json["restoredFromStep"] = *progress.restored_from_step;
+  if (progress.goodput) json["goodput"] = ToJson(*progress.goodput);
   return json;
 }
 
@@ -90,6 +91,11 @@ absl::StatusOr<TrainingProgress> TrainingProgressFromJson(const nlohmann::json& 
       if (!event.is_string()) return WrongType("events", "an array of strings");
       out.events.push_back(event.get<std::string>());
     }
+  }
+  if (auto it = json.find("goodput"); it != json.end() && !it->is_null()) {
+    auto goodput = RunGoodputFromJson(*it, "training progress: goodput");
+    if (!goodput.ok()) return goodput.status();
+    out.goodput = *std::move(goodput);
   }
   if (auto it = json.find("metrics"); it != json.end()) {
     if (!it->is_object()) return WrongType("metrics", "an object of numbers");

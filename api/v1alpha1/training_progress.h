@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/v1alpha1/goodput.h"
 #include "nlohmann/json.hpp"
 
 namespace tj::v1alpha1 {
@@ -34,6 +35,8 @@ struct TrainingProgress {
   // "<RFC 3339 time> <what happened>".
   std::vector<std::string> events;
   std::string updated;                        // RFC 3339, UTC
+  // This coordinator process's time split (absent from coordinators older than session 10).
+  std::optional<RunGoodput> goodput;
 
   friend bool operator==(const TrainingProgress&, const TrainingProgress&) = default;
 };

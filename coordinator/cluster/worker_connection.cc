@@ -159,6 +159,19 @@ void WorkerConnection::SetState(WorkerState state) {
 void WorkerConnection::SetStateLocked(WorkerState state) {
   if (state_ == state) return;
   state_ = state;
+  // Away: a worker that was healthy and is not, unless it is leaving on purpose (drain, removal,
+  // shutdown). Connecting before it was ever healthy is the job's start, not a loss.
+  const bool away = been_healthy_ && (state == WorkerState::kConnecting ||
+                                      state == WorkerState::kRecovering ||
+                                      state == WorkerState::kPreempted ||
+                                      state == WorkerState::kLost);
+  if (state == WorkerState::kHealthy) been_healthy_ = true;
+  if (away && !away_since_) {
+    away_since_ = absl::Now();
+  } else if (!away && away_since_) {
+    away_ += absl::Now() - *away_since_;
+    away_since_.reset();
+  }
   if (env_.state_changes != nullptr) {
     (*env_.state_changes)[static_cast<size_t>(state)].fetch_add(1, std::memory_order_relaxed);
   }
@@ -190,6 +203,8 @@ WorkerStats WorkerConnection::stats() const {
   s.put_back = put_back_;
   s.direct = direct_;
   s.window = WindowLocked();
+  s.away = away_ + (away_since_ ? absl::Now() - *away_since_ : absl::ZeroDuration());
+  s.rerun = rerun_;
   return s;
 }
 
@@ -547,7 +562,9 @@ void WorkerConnection::HandleResult(v1::RunResult& result) {
     auto it = inflight_.find(result.closure_id());
     if (it == inflight_.end()) return;  // already put back (e.g. during a drain timeout)
     closure = std::move(it->second.closure);
-    const double round_trip_us = absl::ToDoubleMicroseconds(absl::Now() - it->second.sent);
+    const absl::Time now = absl::Now();
+    last_answer_ = now;
+    const double round_trip_us = absl::ToDoubleMicroseconds(now - it->second.sent);
     inflight_.erase(it);
     const double exec_us = static_cast<double>(result.exec_micros());
     const double overhead_us =
@@ -642,7 +659,14 @@ void WorkerConnection::PutBackAllInflight() {
   std::vector<ClosurePtr> unanswered;
   {
     absl::MutexLock lock(&mu_);
-    for (auto& [id, entry] : inflight_) unanswered.push_back(std::move(entry.closure));
+    absl::Time oldest = absl::InfiniteFuture();
+    for (auto& [id, entry] : inflight_) {
+      oldest = std::min(oldest, entry.sent);
+      unanswered.push_back(std::move(entry.closure));
+    }
+    // The worker ran these one after another since its last answer (or since the first was sent):
+    // that work is lost and runs again elsewhere.
+    if (!unanswered.empty()) rerun_ += absl::Now() - std::max(oldest, last_answer_);
     inflight_.clear();
     put_back_ += static_cast<int64_t>(unanswered.size());
   }

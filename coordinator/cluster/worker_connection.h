@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -61,6 +62,11 @@ struct WorkerStats {
   int64_t put_back = 0;  // closures put back for another run
   int64_t direct = 0;    // closures written to the worker from Schedule's thread (idle path)
   int window = 1;
+  // Goodput (jobcontrol/goodput.h): time away (recovering, preempted, lost) after it was first
+  // healthy, and time it had spent on closures it never answered because it failed (from the
+  // later of its last answer and the oldest such closure's dispatch until the failure was seen).
+  absl::Duration away;
+  absl::Duration rerun;
 };
 
 // What a connection shares with the coordinator.
@@ -179,6 +185,12 @@ class WorkerConnection {
   int64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t put_back_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t direct_ ABSL_GUARDED_BY(mu_) = 0;
+  // Goodput: see WorkerStats::away and rerun. away_since_ is set while the worker is away.
+  bool been_healthy_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<absl::Time> away_since_ ABSL_GUARDED_BY(mu_);
+  absl::Duration away_ ABSL_GUARDED_BY(mu_);
+  absl::Duration rerun_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_answer_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 
   // gRPC allows one writer at a time on a stream: the dispatch thread and TryDispatchDirect write
   // under write_mu_ (TryDispatchDirect only try-locks it). direct_stream_ is the stream Serve is

@@ -12,7 +12,8 @@
 
 namespace tj {
 
-grpc::Status ServeRawPull(const VariableStore& store, RawUnaryStream& stream) {
+grpc::Status ServeRawPull(const VariableStore& store, RawUnaryStream& stream,
+                          PsCounters& counters) {
   grpc::ByteBuffer request_bytes;
   if (!stream.Read(&request_bytes)) {
     return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away before its request");
@@ -26,12 +27,14 @@ grpc::Status ServeRawPull(const VariableStore& store, RawUnaryStream& stream) {
   absl::StatusOr<std::vector<PulledValue>> values =
       store.PinForPull(std::vector<std::string>(request.names().begin(), request.names().end()));
   if (!values.ok()) return ToGrpc(values.status());
+  const grpc::ByteBuffer answer = EncodePullResponse(*std::move(values));
+  PsCounters::Add(counters.pulled_bytes, static_cast<int64_t>(answer.Length()));
   // A failed write means the client is gone; the status below is then never seen by anyone.
-  (void)stream.Write(EncodePullResponse(*std::move(values)));
+  (void)stream.Write(answer);
   return grpc::Status::OK;
 }
 
-grpc::Status ServeRawPush(VariableStore& store, RawUnaryStream& stream,
+grpc::Status ServeRawPush(VariableStore& store, RawUnaryStream& stream, PsCounters& counters,
                           const PushBodyBound& bound) {
   grpc::ByteBuffer request_bytes;
   if (!stream.Read(&request_bytes)) {
@@ -51,6 +54,7 @@ grpc::Status ServeRawPush(VariableStore& store, RawUnaryStream& stream,
   if (absl::Status applied = store.Push(push->names, push->deltas); !applied.ok()) {
     return ToGrpc(applied);
   }
+  PsCounters::Add(counters.pushed_bytes, static_cast<int64_t>(request_bytes.Length()));
   grpc::Slice empty;
   (void)stream.Write(grpc::ByteBuffer(&empty, 1));
   return grpc::Status::OK;

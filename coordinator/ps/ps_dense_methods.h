@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "coordinator/ps/ps_counters.h"
 #include "coordinator/ps/variable_store.h"
 
 namespace tj {
@@ -24,10 +25,12 @@ struct PushBodyBound {
   std::string who;         // "parameter server /job:ps/task:N"
 };
 
-// Read the request, answer it through `stream`, and return the call's status. A push body longer
-// than `bound` is refused (INVALID_ARGUMENT naming the peer and both sizes), nothing applied.
-grpc::Status ServeRawPull(const VariableStore& store, RawUnaryStream& stream);
-grpc::Status ServeRawPush(VariableStore& store, RawUnaryStream& stream,
+// Read the request, answer it through `stream`, and return the call's status. Bytes served are
+// added to `counters` (pulled_bytes, pushed_bytes). A push body longer than `bound` is refused
+// (INVALID_ARGUMENT naming the peer and both sizes), nothing applied.
+grpc::Status ServeRawPull(const VariableStore& store, RawUnaryStream& stream,
+                          PsCounters& counters);
+grpc::Status ServeRawPush(VariableStore& store, RawUnaryStream& stream, PsCounters& counters,
                           const PushBodyBound& bound = {});
 
 }  // namespace tj

@@ -8,6 +8,8 @@
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/base/strings.h"
 #include "coordinator/coordination/task_lifetime.h"
+#include "coordinator/metrics/task_metrics_endpoint.h"
+#include "coordinator/ps/ps_metrics.h"
 #include "coordinator/ps/ps_server.h"
 #include "coordinator/resolver/tf_config_cluster_resolver.h"
 
@@ -43,6 +45,11 @@ int ServePsUntilSignalled(const PsSettings& settings, const std::string& program
   std::cout << "LISTENING " << (*server)->address() << std::endl;
   spdlog::info("{}: ps task {} serving on {} (incarnation {:x})", program, settings.task,
                (*server)->address(), (*server)->incarnation());
+  // /metrics when TJ_METRICS_ADDRESS is set for this process.
+  MetricsRegistry metrics;
+  CollectPsMetrics(**server, metrics);
+  std::unique_ptr<MetricsHttpServer> metrics_server =
+      ServeTaskMetricsFromEnvironment(metrics, Cat(program, ": ps task ", settings.task));
   TaskLifetime lifetime;
   lifetime.program = program;
   lifetime.task_type = "ps";
@@ -53,6 +60,8 @@ int ServePsUntilSignalled(const PsSettings& settings, const std::string& program
   // The variables live here: the coordinator checkpoints them before this process may go.
   lifetime.serve_until_coordinator_done = true;
   ServeTaskUntilSignalled(lifetime);
+  metrics_server.reset();  // no scrape of a server going away
+  metrics.RemoveCollectors();
   (*server)->Shutdown(absl::Seconds(5));
   (*server)->Wait();
   return 0;

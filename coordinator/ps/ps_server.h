@@ -37,6 +37,7 @@ class PsServer {
   // What it serves, read in place (tests compare the states of two PS exactly).
   const VariableStore& store() const { return store_; }
   const PushWindow& push_window() const { return service_.push_window(); }
+  const PsCounters& counters() const { return service_.counters(); }
 
   // Refuses new calls (UNAVAILABLE), waits up to `grace` for running ones, then cancels what is
   // left and closes every connection. Blocks until done. Safe to call from any thread and more than

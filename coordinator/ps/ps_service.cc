@@ -114,7 +114,9 @@ PsService::PsService(int ps_task, VariableStore& store, PsServiceOptions options
                      new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
                          [this](grpc::ServerContext* context, RawUnaryStream* stream) {
                            TJ_AUTHORIZE(context, Rpc::kPull);
-                           return IfAdmitted(drain_, [&] { return ServeRawPull(store_, *stream); });
+                           return IfAdmitted(drain_, [&] {
+                             return ServeRawPull(store_, *stream, counters_);
+                           });
                          }));
   MarkMethodStreamed(MethodIndex("Push"),
                      new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
@@ -131,7 +133,7 @@ grpc::Status PsService::ServePush(grpc::ServerContext& context, RawUnaryStream& 
   admission.max_message_bytes = kPsMaxMessageBytes;
   admission.largest_push_bytes =
       LargestPushBytes(options_.grpc_memory_bytes, options_.push_window_bytes);
-  return ServeAdmittedPush(push_window_, store_, context, stream, admission);
+  return ServeAdmittedPush(push_window_, store_, counters_, context, stream, admission);
 }
 
 grpc::Status PsService::Health(grpc::ServerContext* context, const v1::PsHealthRequest* /*request*/,
@@ -198,14 +200,36 @@ void PsService::PaceCreate(const grpc::ServerContext& context,
 grpc::Status PsService::Lookup(grpc::ServerContext* context, const v1::LookupRequest* request,
                                v1::LookupResponse* response) {
   TJ_AUTHORIZE(context, Rpc::kLookup);
-  return IfAdmitted(drain_, [&] { return ToGrpc(store_.Lookup(*request, *response)); });
+  return IfAdmitted(drain_, [&] {
+    const absl::Status looked_up = store_.Lookup(*request, *response);
+    if (looked_up.ok()) {
+      int64_t rows = 0;
+      for (const v1::TableIds& lookup : request->lookups()) {
+        rows += static_cast<int64_t>(lookup.ids().size() / sizeof(int64_t));
+      }
+      PsCounters::Add(counters_.rows_looked_up, rows);
+      PsCounters::Add(counters_.looked_up_bytes, static_cast<int64_t>(response->ByteSizeLong()));
+    }
+    return ToGrpc(looked_up);
+  });
 }
 
 grpc::Status PsService::PushSparse(grpc::ServerContext* context,
                                    const v1::PushSparseRequest* request,
                                    v1::PushSparseResponse* /*response*/) {
   TJ_AUTHORIZE(context, Rpc::kPushSparse);
-  return IfAdmitted(drain_, [&] { return ToGrpc(store_.PushSparse(*request)); });
+  return IfAdmitted(drain_, [&] {
+    const absl::Status pushed = store_.PushSparse(*request);
+    if (pushed.ok()) {
+      int64_t rows = 0;
+      for (const v1::SparseGradients& update : request->updates()) {
+        rows += static_cast<int64_t>(update.ids().size() / sizeof(int64_t));
+      }
+      PsCounters::Add(counters_.rows_pushed, rows);
+      PsCounters::Add(counters_.sparse_pushed_bytes, static_cast<int64_t>(request->ByteSizeLong()));
+    }
+    return ToGrpc(pushed);
+  });
 }
 
 grpc::Status PsService::SaveShard(grpc::ServerContext* context, const v1::SaveShardRequest* request,

@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "coordinator/base/coordinator_generation.h"
 #include "coordinator/ps/call_drain.h"
+#include "coordinator/ps/ps_counters.h"
 #include "coordinator/ps/ps_dense_methods.h"
 #include "coordinator/ps/push_window.h"
 #include "coordinator/ps/shard_file.h"
@@ -48,6 +49,7 @@ class PsService final : public v1::ParameterServer::Service {
 
   int ps_task() const { return ps_task_; }
   const PushWindow& push_window() const { return push_window_; }
+  const PsCounters& counters() const { return counters_; }
   uint64_t incarnation() const { return incarnation_; }
 
   // From now on every call fails UNAVAILABLE; waits until the calls already running finish or
@@ -94,6 +96,7 @@ class PsService final : public v1::ParameterServer::Service {
   VariableStore& store_;
   CallDrain drain_;
   PushWindow push_window_;
+  PsCounters counters_;  // what was served, for /metrics
   // Only the newest coordinator creates, saves and restores (coordinator_generation.h).
   GenerationFence fence_;
 };

@@ -31,7 +31,7 @@ PushAnnouncement ReadPushAnnouncement(const grpc::ServerContext& context,
   return announcement;
 }
 
-grpc::Status ServeAdmittedPush(PushWindow& window, VariableStore& store,
+grpc::Status ServeAdmittedPush(PushWindow& window, VariableStore& store, PsCounters& counters,
                                grpc::ServerContext& context, RawUnaryStream& stream,
                                const PushAdmissionOptions& options) {
   const PushAnnouncement announced = ReadPushAnnouncement(context, options.max_message_bytes);
@@ -75,7 +75,7 @@ grpc::Status ServeAdmittedPush(PushWindow& window, VariableStore& store,
   bound.max_bytes = known ? announced.bytes : -1;
   bound.peer = context.peer();
   bound.who = who;
-  return ServeRawPush(store, stream, bound);
+  return ServeRawPush(store, stream, counters, bound);
 }
 
 }  // namespace tj

@@ -43,7 +43,7 @@ struct PushAdmissionOptions {
 // INVALID_ARGUMENT naming the peer for a malformed announcement or a body longer than announced
 // (nothing applied), FAILED_PRECONDITION for an announcement beyond largest_push_bytes (nothing
 // read: sent again, it would only be cancelled again by gRPC's memory bound).
-grpc::Status ServeAdmittedPush(PushWindow& window, VariableStore& store,
+grpc::Status ServeAdmittedPush(PushWindow& window, VariableStore& store, PsCounters& counters,
                                grpc::ServerContext& context, RawUnaryStream& stream,
                                const PushAdmissionOptions& options);
 

@@ -400,6 +400,16 @@ int64_t VariableStore::num_tables() const {
   return static_cast<int64_t>(tables_.size());
 }
 
+VariableStore::TableTotals VariableStore::table_totals() const {
+  StdReaderLock lock(mu_);
+  TableTotals totals;
+  for (const auto& [name, table] : tables_) {
+    totals.rows += table->num_rows();
+    totals.bytes += table->memory_bytes();
+  }
+  return totals;
+}
+
 // A store that holds nothing has just started (after a PS restart its state is gone until the
 // coordinator creates or restores it), or a restore released its state. Unavailable (not NotFound)
 // so that workers report it like an unreachable PS, and the coordinator restores from its

@@ -77,6 +77,12 @@ class VariableStore {
 
   int64_t num_variables() const;
   int64_t num_tables() const;
+  // Rows held by the embedding tables, and their bytes (EmbeddingTable::memory_bytes).
+  struct TableTotals {
+    int64_t rows = 0;
+    int64_t bytes = 0;
+  };
+  TableTotals table_totals() const;
   // Bytes of the dense variables' values and optimizer slots (what a plan of the same variables
   // would need again: CreateVariables keeps existing ones).
   int64_t dense_bytes() const;

@@ -72,9 +72,13 @@ void ClosureRunner::Run(const v1::RunRequest& request, const CancellationFlag* c
   result->set_exec_micros(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
           .count()));
+  counters_.runs.fetch_add(1, std::memory_order_relaxed);
   if (output.ok()) {
     *result->mutable_output() = std::move(*output);
     return;
+  }
+  if (!(ctx.cancelled() && absl::IsCancelled(output.status()))) {
+    counters_.run_errors.fetch_add(1, std::memory_order_relaxed);
   }
   if (auto ps_task = PsTaskOf(output.status())) {
     result->set_ps_task(*ps_task);

@@ -3,6 +3,7 @@
 // unreachable parameter server, a cancellation, or a resource this worker no longer has.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,6 +16,14 @@
 #include "tj/v1/worker.pb.h"
 
 namespace tj {
+
+// Closures a worker process ran to an end (its function returned or threw) and, of those, the ones
+// that ended in an application or PS error (not a cancellation): its /metrics
+// (tj_worker_runs_total, tj_worker_run_errors_total). Relaxed adds, one per closure.
+struct WorkerCounters {
+  std::atomic<int64_t> runs{0};
+  std::atomic<int64_t> run_errors{0};
+};
 
 class ClosureRunner {
  public:
@@ -29,6 +38,8 @@ class ClosureRunner {
   // Builds (or rebuilds) resource `id` with a registered resource function.
   absl::StatusOr<v1::Value> CreateResource(const v1::CreateResourceRequest& request) const;
 
+  const WorkerCounters& counters() const { return counters_; }
+
  private:
   // Decodes serialized arguments and looks up the resources they reference.
   absl::StatusOr<Args> DecodeArgs(const std::string& function, const std::string& serialized,
@@ -38,6 +49,7 @@ class ClosureRunner {
   ResourceTable* resources_;
   const PsClients* ps_;
   int worker_index_;
+  mutable WorkerCounters counters_;  // counted by Run, which is const (it runs concurrently)
 };
 
 }  // namespace tj

@@ -8,6 +8,7 @@
 #include "coordinator/base/shutdown_signals.h"
 #include "coordinator/base/strings.h"
 #include "coordinator/coordination/task_lifetime.h"
+#include "coordinator/metrics/task_metrics_endpoint.h"
 #include "coordinator/resolver/tf_config_cluster_resolver.h"
 #include "coordinator/worker/worker_server.h"
 
@@ -54,6 +55,20 @@ int ServeWorkerUntilSignalled(const FunctionRegistry& registry, const WorkerSett
   spdlog::info("{}: worker task {} serving on {}:{} (incarnation {:x}), {} parameter server(s)",
                program, settings.task, host, (*server)->port(), (*server)->incarnation(),
                settings.ps_addresses.size());
+  // /metrics when TJ_METRICS_ADDRESS is set for this process.
+  MetricsRegistry metrics;
+  const WorkerCounters& counters = (*server)->counters();
+  metrics.AddCollector([&metrics, &counters] {
+    metrics.SetCounter("tj_worker_runs_total",
+                       "Closures this worker process ran to an end (also counted by the "
+                       "coordinator as tj_worker_closures_run_total)",
+                       static_cast<double>(counters.runs.load(std::memory_order_relaxed)));
+    metrics.SetCounter("tj_worker_run_errors_total",
+                       "Of those, the ones that ended in an application or PS error",
+                       static_cast<double>(counters.run_errors.load(std::memory_order_relaxed)));
+  });
+  std::unique_ptr<MetricsHttpServer> metrics_server = ServeTaskMetricsFromEnvironment(
+      metrics, absl::StrCat(program, ": worker task ", settings.task));
   TaskLifetime lifetime;
   lifetime.program = program;
   lifetime.task_type = "worker";
@@ -64,6 +79,8 @@ int ServeWorkerUntilSignalled(const FunctionRegistry& registry, const WorkerSett
                                                       : settings.address;
   lifetime.coordinator_address = settings.coordinator_address;
   ServeTaskUntilSignalled(lifetime);
+  metrics_server.reset();  // no scrape of a server going away
+  metrics.RemoveCollectors();
   (*server)->Shutdown(absl::Seconds(2));
   (*server)->Wait();
   return 0;

@@ -22,6 +22,7 @@ class WorkerServer {
 
   int port() const { return port_; }
   uint64_t incarnation() const { return service_->incarnation(); }
+  const WorkerCounters& counters() const { return service_->counters(); }
   void Shutdown(absl::Duration grace = absl::Seconds(1));
   void Wait();
 

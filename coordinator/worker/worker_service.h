@@ -38,6 +38,7 @@ class WorkerService final : public v1::Worker::Service {
                       v1::HealthResponse* response) override;
 
   uint64_t incarnation() const { return incarnation_; }
+  const WorkerCounters& counters() const { return runner_.counters(); }
 
  private:
   const FunctionRegistry* registry_;

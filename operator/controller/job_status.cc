@@ -1,12 +1,14 @@
 #include "operator/controller/job_status.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "api/v1alpha1/enums.h"
 #include "api/v1alpha1/labels.h"
+#include "jobcontrol/goodput.h"
 
 namespace tj::op {
 
@@ -188,6 +190,16 @@ v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& pre
   next.preemptions += update.new_preemptions;
   if (update.step) next.step = update.step;
   if (update.last_checkpoint_step) next.last_checkpoint_step = update.last_checkpoint_step;
+  if (update.goodput) {
+    next.goodput_account =
+        MergeRun(next.goodput_account.value_or(v1alpha1::JobGoodput{}), *update.goodput);
+    const v1alpha1::TimeSplit total = JobTotal(*next.goodput_account);
+    next.goodput_seconds = total;
+    // Three decimals: what the GOODPUT column shows, without a status write per rounding digit.
+    if (std::optional<double> ratio = GoodputRatio(total)) {
+      next.goodput = std::round(*ratio * 1000) / 1000;
+    }
+  }
   next.state.clear();
   for (const JobCondition& c : next.conditions) {
     if (c.status == ConditionStatus::kTrue && c.type != ConditionType::kStuck) {

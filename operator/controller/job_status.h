@@ -51,6 +51,8 @@ struct StatusUpdate {
   // As the coordinator last reported them; unset: keep what the status has.
   std::optional<int64_t> step;
   std::optional<int64_t> last_checkpoint_step;
+  // The coordinator's own time split, added to status.goodputAccount (MergeRun, jobcontrol/goodput.h).
+  std::optional<v1alpha1::RunGoodput> goodput;
   // Non-empty: the job's PodGroup could not be made (its API is not installed, say), so no pod
   // is created; Created turns False with reason PodGroupUnavailable and this message. Empty:
   // Created is True (again, in place, once the PodGroup exists).

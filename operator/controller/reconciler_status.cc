@@ -71,6 +71,7 @@ StepResult StatusStep::Run(JobReconcile& job) {
     if (std::optional<v1alpha1::TrainingProgress> p = options_.progress->Latest(job.key)) {
       update.step = p->step;
       update.last_checkpoint_step = p->last_checkpoint_step;
+      update.goodput = p->goodput;
     }
   }
   const v1alpha1::TrainingJobStatus next = NextJobStatus(job.status, update);

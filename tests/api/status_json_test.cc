@@ -49,6 +49,39 @@ TEST(StatusJsonTest, ReportsBadFieldsWithPaths) {
                           "status.startTime", "status.restartCount", "status.extra"));
 }
 
+TEST(StatusJsonTest, GoodputRoundTripsAndBadGoodputIsReportedWithPaths) {
+  const json input = json::parse(R"({
+    "restartCount": 0, "coordinatorRestarts": 1, "goodput": 0.5,
+    "goodputSeconds": {"wallSeconds": 150, "productiveSeconds": 75,
+      "lostSeconds": {"startup": 10, "restart": 25, "waitingForWorkers": 0, "workerRerun": 0,
+                      "checkpointSave": 0, "stepsSinceCheckpoint": 40}},
+    "goodputAccount": {
+      "previousRuns": {"wallSeconds": 120, "productiveSeconds": 50,
+        "lostSeconds": {"startup": 10, "restart": 20, "waitingForWorkers": 0, "workerRerun": 0,
+                        "checkpointSave": 0, "stepsSinceCheckpoint": 40}},
+      "lastRun": {"run": "b", "startedAtUnixSeconds": 1120, "productiveAtCheckpointSeconds": 0,
+        "wallSeconds": 30, "productiveSeconds": 25,
+        "lostSeconds": {"startup": 0, "restart": 5, "waitingForWorkers": 0, "workerRerun": 0,
+                        "checkpointSave": 0, "stepsSinceCheckpoint": 0}}}
+  })");
+  FieldErrors errors;
+  TrainingJobStatus status = DecodeTrainingJobStatus(input, "status", errors);
+  ASSERT_THAT(errors, ElementsAre());
+  EXPECT_EQ(status.goodput, 0.5);
+  EXPECT_EQ(status.goodput_account->last_run.run, "b");
+  EXPECT_EQ(TrainingJobStatusToJson(status), input);
+
+  const json bad = json::parse(R"({"goodput": 1.5, "goodputSeconds": {"wallSeconds": -1},
+                                   "goodputAccount": {"lastRun": {"run": 3}}})");
+  errors.clear();
+  status = DecodeTrainingJobStatus(bad, "status", errors);
+  std::vector<std::string> fields;
+  for (const FieldError& e : errors) fields.push_back(e.field);
+  EXPECT_THAT(fields,
+              ElementsAre("status.goodput", "status.goodputSeconds", "status.goodputAccount"));
+  EXPECT_EQ(status.goodput, std::nullopt);
+}
+
 TEST(StatusJsonTest, KubernetesTimeFormat) {
   EXPECT_EQ(FormatKubernetesTime(absl::FromUnixSeconds(0)), "1970-01-01T00:00:00Z");
 }

@@ -347,6 +347,15 @@ TEST_F(CrdAgreementTest, StatusSchemaKeepsEveryFieldTheOperatorWrites) {
   status.restart_count = 5;
   status.coordinator_restarts = 1;
   status.observed_generation = 1;
+  v1alpha1::JobGoodput goodput;
+  goodput.previous_runs = {.wall = 120.5, .productive = 50.25, .lost = {1, 2, 3, 4, 5, 55.25}};
+  goodput.last_run = {.run = "0a1b2c3d4e5f6a7b",
+                      .started_unix_seconds = 1714564921.5,
+                      .seconds = {.wall = 30.5, .productive = 25.5, .lost = {0, 5, 0, 0, 0, 0}},
+                      .productive_at_checkpoint = 12.5};
+  status.goodput_account = goodput;
+  status.goodput_seconds = {.wall = 151, .productive = 75.75, .lost = {1, 7, 3, 4, 5, 55.25}};
+  status.goodput = 0.502;
   const json written = v1alpha1::TrainingJobStatusToJson(status);
 
   const CommandResult patched =
@@ -370,6 +379,7 @@ TEST_F(CrdAgreementTest, PrinterColumnsAndScaleStatusReadTheStatus) {
                        {{"state", "Running"},
                         {"step", 4321},
                         {"restartCount", 2},
+                        {"goodput", 0.931},
                         {"replicaStatuses", {{"Worker", {{"active", 3}}}}},
                         {"workerSelector", selector}}}};
   const CommandResult patched = Kubectl(
@@ -382,14 +392,15 @@ TEST_F(CrdAgreementTest, PrinterColumnsAndScaleStatusReadTheStatus) {
   ASSERT_EQ(lines.size(), 2u) << table.output;
   const std::vector<std::string> header = absl::StrSplit(lines[0], ' ', absl::SkipEmpty());
   EXPECT_THAT(header, ::testing::ElementsAre("NAME", "STATE", "STEP", "WORKERS", "READY",
-                                             "RESTARTS", "AGE"));
+                                             "RESTARTS", "GOODPUT", "AGE"));
   const std::vector<std::string> row = absl::StrSplit(lines[1], ' ', absl::SkipEmpty());
-  ASSERT_EQ(row.size(), 6u) << table.output;
+  ASSERT_EQ(row.size(), 7u) << table.output;
   EXPECT_EQ(row[0], "printed");
   EXPECT_EQ(row[1], "Running");
   EXPECT_EQ(row[2], "4321");
   EXPECT_EQ(row[3], "3");
   EXPECT_EQ(row[4], "2");
+  EXPECT_EQ(row[5], "0.931");
 
   const CommandResult scale = Kubectl(
       "get --raw /apis/trainingjob.dev/v1alpha1/namespaces/crd-it/trainingjobs/printed/scale");

@@ -207,6 +207,25 @@ TEST(StatusLineTest, ShowsStateStepBarLossThroughputMetricsRestartsElapsed) {
   EXPECT_EQ(FormatElapsed(absl::Seconds(3723)), "1h02m03s");
 }
 
+// The final line's goodput: the share and the causes that lost time (a tenth of a second or more);
+// none when no time has passed (never "nan%").
+TEST(StatusLineTest, TheFinalLineShowsGoodputAndTimeLostByCause) {
+  v1alpha1::TrainingProgress p;
+  p.state = "succeeded";
+  p.step = 2000;
+  v1alpha1::TimeSplit split{.wall = 100, .productive = 91.25, .lost = {}};
+  split.lost_by(v1alpha1::LostCause::kStartup) = 2;
+  split.lost_by(v1alpha1::LostCause::kRestart) = 6.73;
+  split.lost_by(v1alpha1::LostCause::kWorkerRerun) = 0.02;
+  DisplaySnapshot snapshot{"Succeeded", p, 1, absl::Seconds(100)};
+  snapshot.goodput = split;
+  EXPECT_EQ(FormatStatusLine(snapshot, false),
+            "Succeeded | succeeded 2000 | restarts 1 | goodput 91.2% (lost 2.0s startup, 6.7s "
+            "restart)");
+  snapshot.goodput = v1alpha1::TimeSplit{};
+  EXPECT_EQ(FormatStatusLine(snapshot, false), "Succeeded | succeeded 2000 | restarts 1");
+}
+
 TEST(ProgressDisplayTest, PlainOutputPrintsChangesAtMostEveryInterval) {
   testing::TempDir dir;
   const std::string path = dir.Join("out.txt");

@@ -19,6 +19,7 @@
 #include "coordinator/base/strings.h"
 #include "jobcontrol/restart_decision.h"
 #include "tjctl/local/progress_file.h"
+#include "jobcontrol/goodput.h"
 #include "tjctl/local/replica_log.h"
 
 namespace tj::local {
@@ -376,6 +377,7 @@ void LocalJob::RefreshProgress(bool force) {
   if (!force && now - last_progress_read_ < options_.progress_interval) return;
   last_progress_read_ = now;
   if (auto progress = ReadProgressFile(options_.paths.progress_file)) progress_ = std::move(progress);
+  if (progress_ && progress_->goodput) goodput_ = MergeRun(goodput_, *progress_->goodput);
   if (!completion_time_) {
     display_.Update(DisplaySnapshot{phase_, progress_, restart_count_, Elapsed()});
   }
@@ -417,8 +419,9 @@ void LocalJob::WriteStatus() {
 }
 
 std::string LocalJob::FinalProgressLine() const {
-  return FormatStatusLine(DisplaySnapshot{phase_, progress_, restart_count_, Elapsed()},
-                          /*with_elapsed=*/false);
+  DisplaySnapshot snapshot{phase_, progress_, restart_count_, Elapsed()};
+  if (!goodput_.last_run.run.empty()) snapshot.goodput = JobTotal(goodput_);
+  return FormatStatusLine(snapshot, /*with_elapsed=*/false);
 }
 
 std::string LocalJob::FailureReport(const JobDecision& decision) const {

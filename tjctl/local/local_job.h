@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "api/v1alpha1/goodput.h"
 #include "api/v1alpha1/training_progress.h"
 #include "api/v1alpha1/types.h"
 #include "jobcontrol/job_phase.h"
@@ -117,6 +118,8 @@ class LocalJob {
   std::string reason_;
   std::string message_;
   std::optional<v1alpha1::TrainingProgress> progress_;
+  // Goodput over the job's coordinators (each restart's report merged in, jobcontrol/goodput.h).
+  v1alpha1::JobGoodput goodput_;
   absl::Time last_progress_read_ = absl::InfinitePast();
   bool status_dirty_ = false;  // a replica started or ended, or the phase changed
   bool status_write_failed_ = false;

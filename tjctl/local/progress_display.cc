@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "jobcontrol/goodput.h"
 
 namespace tj::local {
 namespace {
@@ -53,6 +54,19 @@ std::string FormatStatusLine(const DisplaySnapshot& snapshot, bool with_elapsed,
     }
   }
   absl::StrAppend(&line, " | restarts ", snapshot.restarts);
+  if (snapshot.goodput) {
+    if (std::optional<double> ratio = GoodputRatio(*snapshot.goodput)) {
+      absl::StrAppend(&line, " | goodput ", absl::StrFormat("%.1f%%", *ratio * 100));
+      std::string lost;
+      for (v1alpha1::LostCause cause : v1alpha1::kLostCauses) {
+        const double seconds = snapshot.goodput->lost_by(cause);
+        if (seconds < 0.05) continue;
+        absl::StrAppend(&lost, lost.empty() ? " (lost " : ", ", absl::StrFormat("%.1fs ", seconds),
+                        std::string(v1alpha1::LostCauseLabel(cause)));
+      }
+      if (!lost.empty()) absl::StrAppend(&line, lost, ")");
+    }
+  }
   if (with_elapsed) absl::StrAppend(&line, " | ", FormatElapsed(snapshot.elapsed));
   return line;
 }

@@ -21,10 +21,13 @@ struct DisplaySnapshot {
   std::optional<v1alpha1::TrainingProgress> progress;
   int32_t restarts = 0;  // counted toward backoffLimit
   absl::Duration elapsed;
+  // Set for the final line: the job's time split over its coordinators.
+  std::optional<v1alpha1::TimeSplit> goodput = std::nullopt;
 };
 
 // "Running | training 1200/2000 [#########.........] 60% | loss 0.3412 | 1234 ex/s |
-//  accuracy 0.912 auc 0.950 | restarts 1 | 1m02s"; `with_elapsed` false drops the last part.
+//  accuracy 0.912 auc 0.950 | restarts 1 | goodput 93.1% (lost 4.0s startup, 2.5s restart) |
+//  1m02s"; `with_elapsed` false drops the last part; goodput only when the snapshot has it.
 // Lower `detail` makes it shorter for a narrow terminal: 1 drops the metrics, 0 also examples/s.
 std::string FormatStatusLine(const DisplaySnapshot& snapshot, bool with_elapsed = true,
                              int detail = 2);

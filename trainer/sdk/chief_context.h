@@ -7,12 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "coordinator/cluster/cluster_coordinator.h"
 #include "coordinator/metrics/checkpoint_metrics.h"
 #include "coordinator/metrics/coordinator_metrics.h"
 #include "coordinator/preemption/preemption_handler.h"
 #include "coordinator/ps/ps_client.h"
 #include "coordinator/summary/event_file_writer.h"
+#include "trainer/sdk/goodput_clock.h"
 #include "trainer/sdk/job_settings.h"
 #include "trainer/sdk/progress_reporter.h"
 #include "trainer/sdk/ps_checkpointer.h"
@@ -23,18 +26,24 @@ class ChiefContext {
  public:
   ChiefContext(JobSettings settings, std::unique_ptr<ClusterCoordinator> coordinator,
                std::vector<std::string> ps_addresses,
-               std::vector<std::shared_ptr<PsClient>> ps_clients)
+               std::vector<std::shared_ptr<PsClient>> ps_clients, absl::Time started = absl::Now())
       : settings_(std::move(settings)),
         coordinator_(std::move(coordinator)),
         ps_addresses_(std::move(ps_addresses)),
         ps_clients_(std::move(ps_clients)),
         progress_(settings_.progress_file),
-        checkpoint_metrics_(&metrics_) {
+        checkpoint_metrics_(&metrics_),
+        goodput_(started, [this] { return coordinator_->Workers(); }) {
     progress_.set_metrics(&metrics_);
+    progress_.set_goodput_source([this] { return goodput_.Read(); });
     CollectCoordinatorMetrics(*coordinator_, metrics_);
+    metrics_.AddCollector([this] { goodput_.Export(metrics_); });
   }
-  // The collectors read the coordinator and checkpoint_metrics_: gone before they are.
-  ~ChiefContext() { metrics_.RemoveCollectors(); }
+  // The collectors read the coordinator, checkpoint_metrics_ and goodput_: gone before they are.
+  ~ChiefContext() {
+    metrics_.RemoveCollectors();
+    progress_.set_goodput_source(nullptr);
+  }
   ChiefContext(const ChiefContext&) = delete;
   ChiefContext& operator=(const ChiefContext&) = delete;
 
@@ -45,6 +54,8 @@ class ChiefContext {
   ProgressReporter& progress() { return progress_; }
   MetricsRegistry& metrics() { return metrics_; }
   CheckpointMetrics& checkpoint_metrics() { return checkpoint_metrics_; }
+  // This coordinator's time split (goodput), published in the progress and as metrics.
+  GoodputClock& goodput() { return goodput_; }
 
   // nullptr when the job keeps no checkpoints (no TJ_CHECKPOINT_DIR).
   PsCheckpointer* checkpointer() {
@@ -78,6 +89,7 @@ class ChiefContext {
   MetricsRegistry metrics_;  // before progress_, which reports into it
   ProgressReporter progress_;
   CheckpointMetrics checkpoint_metrics_;  // after metrics_, which it reports into
+  GoodputClock goodput_;                  // reads coordinator_
   std::unique_ptr<PsCheckpointer> checkpointer_;
   std::unique_ptr<EventFileWriter> summaries_;
   PreemptionCheckpointHandler* preemption_ = nullptr;

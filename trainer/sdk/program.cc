@@ -51,6 +51,7 @@ absl::Status WaitForParameterServers(const std::vector<std::shared_ptr<PsClient>
 }
 
 int RunChief(const Program& program, const ClusterSpec& spec) {
+  const absl::Time started = absl::Now();  // the goodput clock's start: waiting for PS counts
   auto settings = JobSettingsFromEnvironment();
   if (!settings.ok()) {
     spdlog::error("{}: {}", program.name, settings.status().ToString());
@@ -84,7 +85,7 @@ int RunChief(const Program& program, const ClusterSpec& spec) {
     spdlog::error("{}: {}", program.name, coordinator.status().ToString());
     return kExitFailure;
   }
-  ChiefContext context(*settings, *std::move(coordinator), ps_addresses, ps_clients);
+  ChiefContext context(*settings, *std::move(coordinator), ps_addresses, ps_clients, started);
 
   TerminationConfig termination;
   termination.exit_code = settings->restart_exit_code;

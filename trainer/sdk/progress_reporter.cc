@@ -47,6 +47,7 @@ void ProgressReporter::WriteLocked() {
   written_state_ = progress_.state;
   written_events_ = progress_.events.size();
   written_at_ = now;
+  if (goodput_) progress_.goodput = goodput_();
   const std::string text = v1alpha1::ToJson(progress_).dump();
   if (publish_) publish_(text);
   if (path_.empty()) return;

@@ -5,9 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "absl/time/time.h"
-
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "api/v1alpha1/training_progress.h"
 #include "coordinator/metrics/metrics_registry.h"
 
@@ -38,6 +37,13 @@ class ProgressReporter {
     publish_ = std::move(publish);
   }
 
+  // Every write carries `goodput()` (this run's time split) when set. Called under the reporter's
+  // lock: it must not report progress itself.
+  void set_goodput_source(std::function<v1alpha1::RunGoodput()> goodput) {
+    absl::MutexLock lock(&mu_);
+    goodput_ = std::move(goodput);
+  }
+
   v1alpha1::TrainingProgress progress() const {
     absl::MutexLock lock(&mu_);
     return progress_;
@@ -52,6 +58,7 @@ class ProgressReporter {
   bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
   MetricsRegistry* metrics_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::function<void(const std::string&)> publish_ ABSL_GUARDED_BY(mu_);
+  std::function<v1alpha1::RunGoodput()> goodput_ ABSL_GUARDED_BY(mu_);
   static constexpr absl::Duration kMinWriteInterval = absl::Milliseconds(200);
   std::string written_state_ ABSL_GUARDED_BY(mu_);
   size_t written_events_ ABSL_GUARDED_BY(mu_) = 0;

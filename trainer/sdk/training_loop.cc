@@ -66,6 +66,7 @@ class Loop {
     look_ahead_ = std::max<int64_t>(1, options_.max_steps_ahead);
     TJ_RETURN_IF_ERROR(Restore());
     if (options_.create_variables) TJ_RETURN_IF_ERROR(options_.create_variables());
+    context_.goodput().TrainingStarted(restored_from_.has_value());
     // From here on a coordinator notice has a loop to checkpoint it.
     struct Attachment {
       PreemptionCheckpointHandler* handler;
@@ -236,6 +237,7 @@ class Loop {
     if (preemption_->config().save_fn) {
       Report("checkpointing", Cat("preemption: save_fn at step ", step_));
       saved = preemption_->config().save_fn(step_);
+      if (saved.ok()) context_.goodput().CheckpointSaved(absl::Now() - start);
     } else if (context_.checkpointer() == nullptr) {
       spdlog::warn("preemption at step {}: the job keeps no checkpoints (no checkpoint dir); "
                    "nothing to save",
@@ -259,6 +261,7 @@ class Loop {
   absl::Status SaveCheckpoint() {
     PsCheckpointer* checkpointer = context_.checkpointer();
     if (checkpointer == nullptr) return absl::OkStatus();
+    const absl::Time pause_started = absl::Now();
     Report("checkpointing", Cat("saving checkpoint at step ", step_));
     // total_run_calls: TensorFlow's name for the handler's run count, which survives restarts
     // through the checkpoint; here every step is one run.
@@ -270,6 +273,7 @@ class Loop {
     if (!options_.ps_placement.is_null()) state["ps_placement"] = options_.ps_placement;
     TJ_ASSIGN_OR_RETURN(SavedCheckpoint saved, checkpointer->Save(step_, state));
     last_checkpoint_step_ = step_;
+    context_.goodput().CheckpointSaved(absl::Now() - pause_started);
     context_.metrics().AddCounter("tj_checkpoints_total", "Checkpoints saved by this coordinator");
     context_.metrics().SetGauge("tj_checkpoint_last_duration_seconds",
                                 "How long the newest checkpoint took to save",

@@ -54,6 +54,10 @@ TEST(CoordinatorCountersTest, EveryClosureIsCountedOnceFromScheduleToItsEnd) {
   EXPECT_EQ(Sum(c.workers, &WorkerStats::errors), 0);
   EXPECT_EQ(Changes(c, WorkerState::kHealthy), 2u) << "each connection became healthy once";
   EXPECT_EQ(Changes(c, WorkerState::kRecovering), 0u);
+  for (const WorkerStats& w : c.workers) {
+    EXPECT_EQ(w.away, absl::ZeroDuration()) << "worker " << w.index;
+    EXPECT_EQ(w.rerun, absl::ZeroDuration()) << "worker " << w.index;
+  }
 }
 
 TEST(CoordinatorCountersTest, AFailedClosureCancelsTheQueuedOnesAndEachIsCounted) {
@@ -106,6 +110,41 @@ TEST(CoordinatorCountersTest, AKilledWorkersClosuresCountAsRetriesExactly) {
   EXPECT_EQ(c.closures.cancelled, 0u);
   EXPECT_EQ(Changes(c, WorkerState::kRecovering), 1u) << "the killed worker's connection";
   EXPECT_EQ(c.workers[static_cast<size_t>(first)].state, WorkerState::kRecovering);
+}
+
+// Goodput's worker figures (WorkerStats::away and rerun): the killed worker had been running the
+// sleeping closure since before its marker appeared, and nothing answered after that, so the
+// work lost is at least the time from the marker to the kill; it is away from the kill on, and the
+// survivor is neither.
+TEST(CoordinatorCountersTest, AKilledWorkersLostWorkAndTimeAwayAreMeasured) {
+  LocalCluster cluster(2, 0);
+  ASSERT_TRUE(cluster.StartAll().ok());
+  auto coordinator = ClusterCoordinator::Create(cluster.worker_addresses(), FastOptions());
+  ASSERT_TRUE(coordinator.ok());
+  const std::string marker = MarkerPath("counters-goodput");
+  ASSERT_TRUE((*coordinator)->Schedule("sleep", {5000, marker}).ok());
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(marker); }));
+  const absl::Time marker_seen = absl::Now();
+  int first = -1;
+  std::ifstream(marker) >> first;
+  ASSERT_TRUE(first == 0 || first == 1);
+  const int survivor = 1 - first;
+  ASSERT_TRUE(WaitFor([&] { return absl::Now() - marker_seen > absl::Milliseconds(200); }));
+  const absl::Time killed = absl::Now();
+  cluster.KillWorker(first);
+  // The put-back closure runs again on the survivor, a 5 s sleep: wait for the put-back only.
+  ASSERT_TRUE(WaitFor([&] {
+    return (*coordinator)->Workers()[static_cast<size_t>(first)].put_back >= 1;
+  }));
+  const WorkerStats victim = (*coordinator)->Workers()[static_cast<size_t>(first)];
+  EXPECT_GE(victim.rerun, killed - marker_seen);
+  EXPECT_GT(victim.away, absl::ZeroDuration());
+  ASSERT_TRUE(WaitFor([&] {
+    return (*coordinator)->Workers()[static_cast<size_t>(first)].away > victim.away;
+  })) << "still away: the figure grows while it is";
+  const WorkerStats other = (*coordinator)->Workers()[static_cast<size_t>(survivor)];
+  EXPECT_EQ(other.away, absl::ZeroDuration());
+  EXPECT_EQ(other.rerun, absl::ZeroDuration());
 }
 
 TEST(CoordinatorCountersTest, PsErrorsAreCountedByTaskAndTheOneAtTheThresholdAsAFailure) {

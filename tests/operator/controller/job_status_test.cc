@@ -1,5 +1,6 @@
 // The status the operator writes: conditions that read as a state machine, counts, counters.
 #include "operator/controller/job_status.h"
+#include "api/v1alpha1/status_json.h"
 
 #include "gtest/gtest.h"
 
@@ -243,6 +244,55 @@ TEST(JobStatusStuckTest, AJobNeverStuckHasNoStuckCondition) {
   JobDecision running = Decision(JobPhase::kRunning, "Running");
   v1alpha1::TrainingJobStatus status = NextJobStatus({}, U(&pods, &running, 1, kT0));
   for (const auto& c : status.conditions) EXPECT_NE(c.type, ConditionType::kStuck);
+
+v1alpha1::RunGoodput RunReport(std::string id, double started, double wall, double productive,
+                               double at_checkpoint) {
+  v1alpha1::RunGoodput run;
+  run.run = std::move(id);
+  run.started_unix_seconds = started;
+  run.seconds.wall = wall;
+  run.seconds.productive = productive;
+  run.seconds.lost_by(v1alpha1::LostCause::kStartup) = wall - productive;
+  run.productive_at_checkpoint = at_checkpoint;
+  return run;
+}
+
+// status.goodput carries over a coordinator restart: the status holds the account (the operator
+// keeps nothing in memory), and a status without one (an older operator's) starts it.
+TEST(JobStatusGoodputTest, TotalsCarryAcrossACoordinatorRestartThroughTheStatusAlone) {
+  std::vector<ObservedPod> pods = {PodOf(ReplicaType::kWorker, 0, ReplicaPhase::kRunning)};
+  JobDecision running = Decision(JobPhase::kRunning, "Running");
+  StatusUpdate update = U(&pods, &running, 1, kT0);
+  const v1alpha1::TrainingJobStatus none = NextJobStatus({}, update);
+  EXPECT_EQ(none.goodput, std::nullopt) << "no coordinator report yet: absent, not 0 or NaN";
+  EXPECT_EQ(none.goodput_seconds, std::nullopt);
+
+  update.goodput = RunReport("a", 1000, 100, 90, 50);  // 10 s start-up
+  const v1alpha1::TrainingJobStatus first = NextJobStatus(none, update);
+  ASSERT_TRUE(first.goodput.has_value());
+  EXPECT_DOUBLE_EQ(*first.goodput, 0.9);
+
+  // Round trip through the API server's JSON, as a new operator (leader) would read it.
+  v1alpha1::FieldErrors errors;
+  const v1alpha1::TrainingJobStatus read = v1alpha1::DecodeTrainingJobStatus(
+      v1alpha1::TrainingJobStatusToJson(first), "status", errors);
+  ASSERT_TRUE(errors.empty()) << errors.front().field;
+  EXPECT_EQ(read, first);
+
+  // Coordinator b starts 20 s after a's last report, restored a's checkpoint (50 productive s).
+  v1alpha1::RunGoodput b = RunReport("b", 1120, 30, 25, 0);
+  b.seconds.lost_by(v1alpha1::LostCause::kStartup) = 0;
+  b.seconds.lost_by(v1alpha1::LostCause::kRestart) = 5;
+  update.goodput = b;
+  const v1alpha1::TrainingJobStatus second = NextJobStatus(read, update);
+  ASSERT_TRUE(second.goodput_seconds.has_value());
+  EXPECT_DOUBLE_EQ(second.goodput_seconds->wall, 150);
+  EXPECT_DOUBLE_EQ(second.goodput_seconds->productive, 75);
+  EXPECT_DOUBLE_EQ(second.goodput_seconds->lost_by(v1alpha1::LostCause::kStepsSinceCheckpoint), 40);
+  EXPECT_DOUBLE_EQ(second.goodput_seconds->lost_by(v1alpha1::LostCause::kRestart), 25);
+  EXPECT_DOUBLE_EQ(*second.goodput, 0.5);
+  // The same report read again (no new progress) changes nothing: no status write.
+  EXPECT_EQ(NextJobStatus(second, update), second);
 }
 
 }  // namespace

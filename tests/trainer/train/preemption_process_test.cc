@@ -146,9 +146,9 @@ TEST_F(PreemptionProcessTest, APsStopsAtOnceWhenNoCoordinatorAnswersOrOnASecondS
 TEST_F(PreemptionProcessTest, AWorkerNoticeNeitherCheckpointsNorStopsTraining) {
   TrainCluster cluster(1, 2);
   const int metrics_port = local::PickFreePort();
-  cluster.env()["TJ_METRICS_ADDRESS"] = "127.0.0.1:" + std::to_string(metrics_port);
   cluster.StartServers();
-  cluster.StartChief(SlowDigits());
+  cluster.StartChief(SlowDigits(),
+                     {{"TJ_METRICS_ADDRESS", "127.0.0.1:" + std::to_string(metrics_port)}});
   ASSERT_TRUE(cluster.WaitForStep(40)) << cluster.Log("chief");
   CoordinationClient coordination(cluster.chief_address());
   auto response = coordination.SendPreemptionNotice(MakeTaskId("worker", 1), "DisruptionTarget",
@@ -161,6 +161,8 @@ TEST_F(PreemptionProcessTest, AWorkerNoticeNeitherCheckpointsNorStopsTraining) {
   const std::string scraped = HttpGet(metrics_port, "/metrics");
   EXPECT_THAT(scraped, HasSubstr("tj_preemption_events_total 1"));
   EXPECT_THAT(scraped, HasSubstr("tj_training_step "));
+  EXPECT_THAT(scraped, HasSubstr("tj_goodput_ratio "));
+  EXPECT_THAT(scraped, HasSubstr("tj_goodput_lost_seconds{cause=\"waiting_for_workers\"} "));
   const std::string body = scraped.substr(scraped.find("\r\n\r\n") + 4);
   TempDir dir;
   std::ofstream(dir.Join("metrics.txt")) << body;
@@ -176,6 +178,13 @@ TEST_F(PreemptionProcessTest, AWorkerNoticeNeitherCheckpointsNorStopsTraining) {
   const std::string added = "worker 1 at " + cluster.worker_address(1) + " added";
   EXPECT_EQ(chief_log.find(added), chief_log.rfind(added)) << chief_log;
   EXPECT_FALSE(cluster.Progress()->restored_from_step.has_value());
+  // Goodput: worker 1 was away from its notice until its successor took its slot.
+  ASSERT_TRUE(cluster.Progress()->goodput.has_value());
+  const v1alpha1::TimeSplit split = cluster.Progress()->goodput->seconds;
+  EXPECT_GT(split.productive, 0);
+  EXPECT_GT(split.lost_by(v1alpha1::LostCause::kWaitingForWorkers), 0);
+  EXPECT_GT(split.lost_by(v1alpha1::LostCause::kStartup), 0);
+  EXPECT_EQ(split.lost_by(v1alpha1::LostCause::kRestart), 0) << "nothing was restored";
 }
 
 TEST_F(PreemptionProcessTest, SeveralPreemptionsInARow) {

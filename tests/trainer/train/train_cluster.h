@@ -63,7 +63,12 @@ class TrainCluster {
   }
   void StartPs(int i) { Start(Name("ps", i), "ps", i, {}); }
   void StartWorker(int i) { Start(Name("worker", i), "worker", i, {}); }
-  void StartChief(const std::vector<std::string>& args) { Start("chief", "chief", 0, args); }
+  // `extra_env` for the coordinator alone (e.g. TJ_METRICS_ADDRESS: every process here shares a
+  // host, and a PS or worker given it would serve /metrics on the same port).
+  void StartChief(const std::vector<std::string>& args,
+                  const std::map<std::string, std::string>& extra_env = {}) {
+    Start("chief", "chief", 0, args, extra_env);
+  }
   // A coordinator under another process name, with `extra_env` over the cluster's, listening on
   // `own_address` (its TF_CONFIG's chief) instead of the one the other tasks know: a second
   // coordinator of the job, as after a force-deleted pod.
