@@ -244,6 +244,7 @@ TEST(JobStatusStuckTest, AJobNeverStuckHasNoStuckCondition) {
   JobDecision running = Decision(JobPhase::kRunning, "Running");
   v1alpha1::TrainingJobStatus status = NextJobStatus({}, U(&pods, &running, 1, kT0));
   for (const auto& c : status.conditions) EXPECT_NE(c.type, ConditionType::kStuck);
+}
 
 v1alpha1::RunGoodput RunReport(std::string id, double started, double wall, double productive,
                                double at_checkpoint) {
