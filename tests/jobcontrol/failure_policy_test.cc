@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "jobcontrol/job_phase.h"
+#include "tests/jobcontrol/terminations.h"
 #include "tests/jobcontrol/test_jobs.h"
 
 namespace tj {
@@ -35,32 +36,11 @@ constexpr FailurePolicyAction kCount = FailurePolicyAction::kCount;
 constexpr FailurePolicyAction kRestartJob = FailurePolicyAction::kRestartJob;
 constexpr FailurePolicyAction kFailJob = FailurePolicyAction::kFailJob;
 
-// Field by field: a Termination gains fields, and a positional initializer would set the wrong one.
-Termination Exit(int code) {
-  Termination t;
-  t.exit_code = code;
-  return t;
-}
-Termination Signal(int signal) {
-  Termination t;
-  t.signal = signal;
-  return t;
-}
-Termination Oom() {
-  Termination t = Exit(137);
-  t.oom_killed = true;
-  return t;
-}
-Termination Disrupted(int code) {
-  Termination t = Exit(code);
-  t.disrupted = true;
-  return t;
-}
-Termination Evicted() {
-  Termination t = Disrupted(143);
-  t.evicted = true;
-  return t;
-}
+using testing::Exit;
+using testing::Signal;
+using testing::Oom;
+using testing::Disrupted;
+using testing::Evicted;
 
 FailurePolicyRule Codes(FailurePolicyAction action, ExitCodeOperator op,
                         std::vector<int32_t> values, std::vector<ReplicaType> types = {}) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/jobcontrol/terminations.h"
 #include "tests/jobcontrol/test_jobs.h"
 
 namespace tj {
@@ -23,32 +24,11 @@ constexpr RestartAction kRestart = RestartAction::kRestart;
 constexpr RestartAction kComplete = RestartAction::kComplete;
 constexpr RestartAction kFail = RestartAction::kFail;
 
-// Field by field: a Termination gains fields, and a positional initializer would break.
-Termination Exit(int code) {
-  Termination t;
-  t.exit_code = code;
-  return t;
-}
-Termination Signal(int signal) {
-  Termination t;
-  t.signal = signal;
-  return t;
-}
-Termination Oom() {
-  Termination t = Exit(137);
-  t.oom_killed = true;
-  return t;
-}
-Termination Disrupted(int code) {
-  Termination t = Exit(code);
-  t.disrupted = true;
-  return t;
-}
-Termination WaitedForPs(int code) {
-  Termination t = Exit(code);
-  t.waited_for_ps = true;
-  return t;
-}
+using testing::Exit;
+using testing::Signal;
+using testing::Oom;
+using testing::Disrupted;
+using testing::WaitedForPs;
 
 struct Case {
   std::string name;
