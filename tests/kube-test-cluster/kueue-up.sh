@@ -113,8 +113,20 @@ integrations:
   externalFrameworks: ["TrainingJob.v1alpha1.trainingjob.dev"]
 CFG
 
-setsid env KUBECONFIG="$wd/kubeconfig" "$kdir/kueue" --config="$wd/kueue/config.yaml" \
-  --visibility-server-port="$visibility_port" --zap-log-level=2 \
+# With internal cert management off, Kueue 0.17 reads its metrics server's certificate from the
+# fixed path /etc/kueue/metrics/certs. It gets the webhook's pair there in a mount namespace of its
+# own, over an overlay of /etc: the host's /etc is not touched. unshare and sh exec in place, so
+# $! is Kueue's pid (down.sh stops it).
+mkdir -p "$wd/kueue/etc-upper" "$wd/kueue/etc-work"
+setsid env KUBECONFIG="$wd/kubeconfig" unshare --mount --propagation private sh -c '
+  set -e
+  mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/etc-upper,workdir=$1/etc-work" /etc
+  mkdir -p /etc/kueue/metrics/certs
+  cp "$1/certs/tls.crt" "$1/certs/tls.key" /etc/kueue/metrics/certs/
+  shift
+  exec "$@"' kueue-up "$wd/kueue" "$kdir/kueue" --config="$wd/kueue/config.yaml" \
+  --visibility-server-port="$visibility_port" --feature-gates=VisibilityOnDemand=false \
+  --zap-log-level=2 \
   </dev/null >"$wd/logs/kueue.log" 2>&1 &
 kpid=$!
 put_env KUEUE_PID "$kpid"
