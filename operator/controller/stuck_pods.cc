@@ -90,14 +90,18 @@ std::optional<StuckJudgement> JudgeStuckPods(const std::vector<ObservedPod>& pod
   std::vector<std::string> parts;
   absl::Time oldest = absl::InfiniteFuture();
   for (const ObservedPod* pod : stuck) {
+    // A pod without a creation time (not written by an API server) counts from now.
+    oldest = std::min(oldest, pod->created_at.value_or(now));
+    if (parts.size() == kStuckPodsNamed) continue;
     std::string part = absl::StrCat(pod->name, ": ", pod->stuck->reason);
     if (!pod->stuck->message.empty()) absl::StrAppend(&part, " (", pod->stuck->message, ")");
     parts.push_back(std::move(part));
-    // A pod without a creation time (not written by an API server) counts from now.
-    oldest = std::min(oldest, pod->created_at.value_or(now));
   }
   out.message = absl::StrCat(stuck.size() == 1 ? "a pod cannot start: " : "pods cannot start: ",
                              absl::StrJoin(parts, "; "));
+  if (stuck.size() > parts.size()) {
+    absl::StrAppend(&out.message, "; and ", stuck.size() - parts.size(), " more");
+  }
   if (pending_timeout) {
     const absl::Duration waited = std::max(now - oldest, absl::ZeroDuration());
     out.timed_out = waited >= *pending_timeout;

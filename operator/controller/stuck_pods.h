@@ -5,6 +5,7 @@
 // Pure functions of the JSON objects and the clock.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,9 +29,13 @@ struct PodStuck {
 // (scheduled and pulling, say) or not pending at all.
 std::optional<PodStuck> PodStuckReason(const nlohmann::json& pod);
 
+// The message names this many stuck pods and counts the rest: a thousand unplaceable workers
+// must not make the condition (and the Event, and every status write) a hundred kilobytes.
+inline constexpr size_t kStuckPodsNamed = 5;
+
 struct StuckJudgement {
   std::string reason;   // the first stuck pod's (coordinator first, then PS, then workers)
-  std::string message;  // every stuck pod, named, with its reason and Kubernetes' message
+  std::string message;  // the first kStuckPodsNamed stuck pods, with their reasons; then a count
   // runPolicy.pendingTimeoutSeconds has passed since the longest-stuck pod was created.
   bool timed_out = false;
   // When it will have, for a requeue; unset without a timeout or once timed out.

@@ -105,6 +105,20 @@ TEST_F(JudgeStuckPodsTest, NamesEveryPodAndTakesTheFirstReplicasReason) {
   EXPECT_FALSE(j->time_left.has_value());
 }
 
+TEST_F(JudgeStuckPodsTest, AThousandStuckWorkersAreCountedNotListed) {
+  std::vector<ObservedPod> pods;
+  for (int i = 0; i < 1000; ++i) {
+    pods.push_back(Stuck({ReplicaType::kWorker, i}, absl::StrCat("digits-worker-", i),
+                         "Unschedulable", t0_ + absl::Seconds(i)));
+  }
+  std::optional<StuckJudgement> j = JudgeStuckPods(pods, t0_ + absl::Hours(1), absl::Hours(1));
+  ASSERT_TRUE(j.has_value());
+  EXPECT_THAT(j->message, HasSubstr("digits-worker-4: Unschedulable (why); and 995 more"));
+  EXPECT_THAT(j->message, ::testing::Not(HasSubstr("digits-worker-5:")));
+  EXPECT_LT(j->message.size(), 400u);
+  EXPECT_TRUE(j->timed_out) << "the oldest of all counts, named or not";
+}
+
 TEST_F(JudgeStuckPodsTest, TheTimeoutCountsFromTheOldestStuckPodsCreation) {
   const absl::Duration timeout = absl::Minutes(10);
   std::optional<StuckJudgement> early = JudgeStuckPods({ps_, worker_}, t0_ + absl::Minutes(4),
