@@ -62,6 +62,8 @@ ThreadSchedTimes BusiestThreadBetween(const std::map<pid_t, ThreadSchedTimes>& b
 
 // User + system CPU time of this process (every thread).
 double SelfCpuSeconds();
+// CPU time of the calling thread alone.
+double ThreadCpuSeconds();
 
 // TCP segments sent in this network namespace so far (OutSegs of /proc/net/snmp). Every process of
 // a benchmark talks over loopback, so the difference across a measurement, per operation, says how

@@ -128,8 +128,9 @@ int RunAccounting(const AccountingConfig& config) {
       config.workers, static_cast<long long>(config.steps), config.step_ms,
       static_cast<long long>(config.checkpoint_every), config.worker_kill_every_s,
       config.chief_kill_at);
-  std::printf("%-4s %-9s %8s %8s %8s %10s %10s %9s %9s %7s  %s\n", "pair", "run", "wall s",
-              "coord s", "kills", "coord gp", "coord/ff", "outside", "diff pp", "load", "lost (s)");
+  std::printf("%-4s %-9s %8s %8s %8s %10s %10s %9s %9s %8s %7s  %s\n", "pair", "run", "wall s",
+              "coord s", "kills", "coord gp", "coord/ff", "outside", "diff pp", "dprod s", "load",
+              "lost (s)");
   json out;
   out["machine"] = MachineDescription();
   json pairs = json::array();
@@ -152,6 +153,9 @@ int RunAccounting(const AccountingConfig& config) {
     const double outside = faulty->wall_s > 0 ? clean->wall_s / faulty->wall_s : 0;
     const double relative = g0 > 0 ? gf / g0 : 0;
     const double diff_pp = (relative - outside) * 100;
+    // The same steps should take the same productive time with faults and without: what the
+    // faulty run trained longer (or shorter) in time no cause claims is the difference's source.
+    const double productive_delta = faulty_total.productive - clean_total.productive;
     auto lost_text = [](const v1alpha1::TimeSplit& split) {
       std::string text;
       for (v1alpha1::LostCause cause : v1alpha1::kLostCauses) {
@@ -162,14 +166,14 @@ int RunAccounting(const AccountingConfig& config) {
       }
       return text;
     };
-    std::printf("%-4d %-9s %8.2f %8.2f %8s %10.4f %10s %9s %9s %7s  %s\n", i + 1, "fault-free",
-                clean->wall_s, clean_total.wall, "-", g0, "-", "-", "-",
+    std::printf("%-4d %-9s %8.2f %8.2f %8s %10.4f %10s %9s %9s %8s %7s  %s\n", i + 1,
+                "fault-free", clean->wall_s, clean_total.wall, "-", g0, "-", "-", "-", "-",
                 clean->load_start.substr(0, clean->load_start.find(' ')).c_str(),
                 lost_text(clean_total).c_str());
-    std::printf("%-4d %-9s %8.2f %8.2f %8s %10.4f %10.4f %9.4f %+9.2f %7s  %s\n", i + 1, "faults",
-                faulty->wall_s, faulty_total.wall,
+    std::printf("%-4d %-9s %8.2f %8.2f %8s %10.4f %10.4f %9.4f %+9.2f %+8.2f %7s  %s\n", i + 1,
+                "faults", faulty->wall_s, faulty_total.wall,
                 absl::StrCat(faulty->worker_kills, "w+", faulty->chief_kills, "c").c_str(), gf,
-                relative, outside, diff_pp,
+                relative, outside, diff_pp, productive_delta,
                 faulty->load_start.substr(0, faulty->load_start.find(' ')).c_str(),
                 lost_text(faulty_total).c_str());
     std::fflush(stdout);
@@ -187,7 +191,8 @@ int RunAccounting(const AccountingConfig& config) {
                        {"load", {faulty->load_start, faulty->load_end}}}},
                      {"coordinator_relative", relative},
                      {"outside", outside},
-                     {"difference_pp", diff_pp}});
+                     {"difference_pp", diff_pp},
+                     {"productive_delta_s", productive_delta}});
   }
   out["pairs"] = pairs;
   out["config"] = {{"workers", config.workers},

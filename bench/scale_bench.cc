@@ -70,6 +70,10 @@ struct Config {
   std::string dir = "/var/tmp";
   bool keep = false;
   bool smoke = false;
+  // Dense steps pull all, compute all, push all (the job's --streamed=false) instead of slice by
+  // slice: the same-run baseline of the streamed step. Not passed otherwise, so that a job binary
+  // from before the streamed step runs too (--job-binary).
+  bool unstreamed = false;
   std::string json_path;
 };
 
@@ -128,6 +132,7 @@ struct StepLine {
   int64_t step = 0;
   int64_t bytes = 0;
   double seconds = 0;
+  bool first = false;  // the worker's model's first dense step (it allocated its buffers)
 };
 struct SavedLine {
   int64_t bytes = 0;
@@ -139,10 +144,12 @@ struct SavedLine {
 };
 
 std::vector<StepLine> StepLines(const std::string& log) {
-  static const std::regex re(R"(scale step (\d+): bytes (\d+) seconds ([0-9.]+))");
+  // "first" since session 12; a job binary from before has none.
+  static const std::regex re(R"(scale step (\d+): bytes (\d+) seconds ([0-9.]+)(?: first (\d))?)");
   std::vector<StepLine> lines;
   for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it) {
-    lines.push_back({std::stoll((*it)[1]), std::stoll((*it)[2]), std::stod((*it)[3])});
+    lines.push_back({std::stoll((*it)[1]), std::stoll((*it)[2]), std::stod((*it)[3]),
+                     (*it)[4].matched && (*it)[4] == "1"});
   }
   return lines;
 }
@@ -272,6 +279,8 @@ int Run(Config c) {
       c.num_ps, c.workers, static_cast<long long>(dense_rows), static_cast<long long>(kColumns),
       dense_bytes / kMiB, static_cast<long long>(c.table_rows), c.dim, table_bytes / kMiB,
       (dense_bytes + table_bytes) / kMiB, machine["nproc"].get<int>(), LoadAverage().c_str());
+  std::printf("  job %s%s\n", c.job_binary.c_str(),
+              c.unstreamed ? " --streamed=false (pull all, compute, push all)" : "");
   std::printf("  steps %lld (checkpoint every %lld), %lld rows per step (%.2f%% of the rows per "
               "checkpoint interval)\n\n",
               static_cast<long long>(total_steps), static_cast<long long>(k),
@@ -293,12 +302,13 @@ int Run(Config c) {
   job.env()["TJ_CHECKPOINT_KEEP"] = "3";
   // Incremental checkpoints where the runtime has them: one full base, then deltas.
   job.env()["TJ_CHECKPOINT_FULL_EVERY"] = "1000";
-  const std::vector<std::string> chief_args = {
+  std::vector<std::string> chief_args = {
       absl::StrCat("--dense-rows=", dense_rows),    absl::StrCat("--table-rows=", c.table_rows),
       absl::StrCat("--dim=", c.dim),                absl::StrCat("--steps=", total_steps),
       absl::StrCat("--rows-per-step=", rows_per_step), absl::StrCat("--sparse-only-from=", k),
       absl::StrCat("--sparse-only-to=", 2 * k),     absl::StrCat("--slow-from-step=", 2 * k),
       absl::StrCat("--slow-step-ms=", c.slow_ms)};
+  if (c.unstreamed) chief_args.push_back("--streamed=false");
   RssSampler rss;
   auto track_all = [&] {
     for (int i = 0; i < c.num_ps; ++i) rss.Track(TrainJob::PsName(i), job.pid(TrainJob::PsName(i)));
@@ -402,12 +412,13 @@ int Run(Config c) {
   const double dd_read_mib_s = dd_mib / Median(dd_read);
 
   // Steps.
-  std::vector<double> dense_s, sparse_s;
+  std::vector<double> dense_s, sparse_s, later_s;
   int64_t dense_step_bytes = 0, sparse_step_bytes = 0;
   for (const StepLine& s : StepLines(log)) {
     const bool dense = s.step < k || s.step >= 2 * k;
     (dense ? dense_s : sparse_s).push_back(s.seconds);
     (dense ? dense_step_bytes : sparse_step_bytes) = s.bytes;
+    if (dense && !s.first) later_s.push_back(s.seconds);
   }
   const double step_s = Median(dense_s);
   const double worker_mib_s = step_s > 0 ? dense_step_bytes / kMiB / step_s : 0;
@@ -420,6 +431,11 @@ int Run(Config c) {
               (dense_step_bytes - 2 * dense_bytes) / kMiB);
   std::printf("  step time                  %10.3f s   (sparse-only steps: %.3f s)\n", step_s,
               Median(sparse_s));
+  if (!later_s.empty() && later_s.size() < dense_s.size()) {
+    std::printf("  without each model's first (%zu of %zu; a first allocates the model's values and "
+                "gradient, and may run alone):\n                             %10.3f s\n",
+                dense_s.size() - later_s.size(), dense_s.size(), Median(later_s));
+  }
   std::printf("  per worker                 %10.1f MiB/s\n", worker_mib_s);
   std::printf("  %d workers together        %10.1f MiB/s\n", c.workers, all_mib_s);
   std::printf("  iperf3 loopback, 1 stream  %10.1f MiB/s %s\n", iperf.mib_per_second(),
@@ -551,10 +567,11 @@ int Run(Config c) {
         {"config",
          {{"dense_bytes", dense_bytes}, {"table_rows", c.table_rows}, {"dim", c.dim},
           {"num_ps", c.num_ps}, {"workers", c.workers}, {"interval", k},
-          {"rows_per_step", rows_per_step}, {"smoke", c.smoke}}},
+          {"rows_per_step", rows_per_step}, {"smoke", c.smoke}, {"unstreamed", c.unstreamed}}},
         {"steps",
          {{"dense_step_bytes", dense_step_bytes}, {"dense_step_s", dense_s},
-          {"sparse_step_s", sparse_s}, {"workers_mib_s", all_mib_s},
+          {"sparse_step_s", sparse_s}, {"later_dense_step_s", later_s},
+          {"workers_mib_s", all_mib_s},
           {"iperf3_mib_s", iperf.mib_per_second()}, {"ratio", step_ratio}}},
         {"checkpoint",
          {{"full_bytes", full.bytes}, {"full_s", full.seconds}, {"dd_write_s", dd_write},
@@ -603,6 +620,8 @@ int main(int argc, char** argv) {
   app.add_option("--dir", config.dir, "where the job's directory is made")->capture_default_str();
   app.add_flag("--keep", config.keep, "keep the job's directory (logs, checkpoints)");
   app.add_flag("--smoke", config.smoke, "seconds: a tiny model, figures not meaningful");
+  app.add_flag("--unstreamed", config.unstreamed,
+               "dense steps pull all, compute, then push all (the baseline of the streamed step)");
   app.add_option("--json", config.json_path);
   CLI11_PARSE(app, argc, argv);
   return tj::bench::Run(config);

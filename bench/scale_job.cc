@@ -24,6 +24,7 @@
 #include "coordinator/base/status_macros.h"
 #include "coordinator/base/values.h"
 #include "coordinator/ps/sharded_ps_client.h"
+#include "coordinator/ps/spare_buffers.h"
 #include "coordinator/worker/args.h"
 #include "coordinator/worker/function_context.h"
 #include "coordinator/worker/resource.h"
@@ -50,13 +51,17 @@ struct ScaleConfig {
   int64_t table_rows = 0;
   int32_t dim = 16;
   int64_t max_slice_bytes = int64_t{16} << 20;
+  // A dense step pulls, computes and pushes slice by slice (ShardedPsClient::StreamStep) rather
+  // than pull all, compute all, push all.
+  bool streamed = true;
 };
 
 json ToJson(const ScaleConfig& c) {
   return {{"dense_rows", c.dense_rows},
           {"table_rows", c.table_rows},
           {"dim", c.dim},
-          {"max_slice_bytes", c.max_slice_bytes}};
+          {"max_slice_bytes", c.max_slice_bytes},
+          {"streamed", c.streamed}};
 }
 
 ScaleConfig FromJson(const json& j) {
@@ -65,6 +70,7 @@ ScaleConfig FromJson(const json& j) {
   c.table_rows = j.value("table_rows", int64_t{0});
   c.dim = j.value("dim", 16);
   c.max_slice_bytes = j.value("max_slice_bytes", int64_t{16} << 20);
+  c.streamed = j.value("streamed", true);
   return c;
 }
 
@@ -110,12 +116,27 @@ absl::StatusOr<ShardedPsOptions> PsOptions(const ScaleConfig& c) {
   return options;
 }
 
+// The model's gradient: L2 weight decay, element by element.
+absl::Status Decay(int64_t /*first_element*/, std::span<const float> w, std::span<float> g) {
+  for (size_t i = 0; i < w.size(); ++i) g[i] = kDecay * w[i];
+  return absl::OkStatus();
+}
+
 // A worker's model: its client of every PS and the buffers of one step, reused by the next (a
 // worker runs one step at a time).
 class ScaleModel : public Resource {
  public:
   ScaleModel(ScaleConfig config, std::unique_ptr<ShardedPsClient> ps)
       : config_(config), ps_(std::move(ps)) {}
+  // A restarted coordinator re-creates the model: the next one receives into these buffers
+  // instead of faulting in fresh memory for its first step.
+  ~ScaleModel() override {
+    absl::MutexLock lock(&mu_);
+    for (v1::Tensor& tensor : params_) GiveSpareBuffer(std::move(*tensor.mutable_data()));
+    if (gradient_ != nullptr && gradient_.use_count() == 1) {
+      GiveSpareBuffer(std::move(*gradient_->mutable_data()));
+    }
+  }
   std::string type_name() const override { return kModelResource; }
 
   absl::StatusOr<v1::Value> Step(bool dense, int64_t first_row, int64_t rows) {
@@ -123,20 +144,28 @@ class ScaleModel : public Resource {
     const auto start = Clock::now();
     int64_t bytes = 0;
     if (dense && config_.dense_rows > 0) {
-      TJ_RETURN_IF_ERROR(ps_->PullInto({kDense}, params_));
-      const std::string& values = params_[0].data();
       if (gradient_ == nullptr || gradient_.use_count() > 1) {
         gradient_ = std::make_shared<v1::Tensor>();
       }
-      gradient_->set_dtype(v1::DTYPE_FLOAT32);
-      gradient_->mutable_shape()->Assign(params_[0].shape().begin(), params_[0].shape().end());
-      gradient_->mutable_data()->resize(values.size());
-      const auto* w = reinterpret_cast<const float*>(values.data());
-      auto* g = reinterpret_cast<float*>(gradient_->mutable_data()->data());
-      for (size_t i = 0; i < values.size() / sizeof(float); ++i) g[i] = kDecay * w[i];
-      TJ_RETURN_IF_ERROR(ps_->Push({kDense}, std::vector<std::shared_ptr<const v1::Tensor>>{
-                                                 gradient_}));
-      bytes += 2 * static_cast<int64_t>(values.size());
+      if (config_.streamed) {
+        params_.resize(1);
+        TJ_RETURN_IF_ERROR(ps_->StreamStep(kDense, params_[0], gradient_, Decay));
+      } else {
+        TJ_RETURN_IF_ERROR(ps_->PullInto({kDense}, params_));
+        const std::string& values = params_[0].data();
+        gradient_->set_dtype(v1::DTYPE_FLOAT32);
+        gradient_->mutable_shape()->Assign(params_[0].shape().begin(), params_[0].shape().end());
+        if (!TakeSpareBuffer(*gradient_->mutable_data(), values.size())) {
+          gradient_->mutable_data()->resize(values.size());
+        }
+        const size_t n = values.size() / sizeof(float);
+        TJ_RETURN_IF_ERROR(
+            Decay(0, {reinterpret_cast<const float*>(values.data()), n},
+                  {reinterpret_cast<float*>(gradient_->mutable_data()->data()), n}));
+        TJ_RETURN_IF_ERROR(ps_->Push({kDense}, std::vector<std::shared_ptr<const v1::Tensor>>{
+                                                   gradient_}));
+      }
+      bytes += 2 * static_cast<int64_t>(params_[0].data().size());
     }
     if (rows > 0) {
       ids_.resize(static_cast<size_t>(rows));
@@ -155,12 +184,17 @@ class ScaleModel : public Resource {
                2 * rows * static_cast<int64_t>(sizeof(int64_t));
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const bool first_dense = dense && !stepped_dense_;
+    if (dense) stepped_dense_ = true;
     v1::Value result;
     auto& entries = *result.mutable_map()->mutable_entries();
     entries["loss"] = DoubleValue(0);
     entries["examples"] = IntValue(rows);
     entries["bytes"] = IntValue(bytes);
     entries["seconds"] = DoubleValue(seconds);
+    // This model's first dense step allocates its values and gradient: tj-bench-scale reports
+    // such steps apart.
+    entries["first"] = IntValue(first_dense ? 1 : 0);
     return result;
   }
 
@@ -170,6 +204,7 @@ class ScaleModel : public Resource {
   absl::Mutex mu_;
   std::vector<v1::Tensor> params_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<v1::Tensor> gradient_ ABSL_GUARDED_BY(mu_);
+  bool stepped_dense_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<int64_t> ids_ ABSL_GUARDED_BY(mu_);
   std::vector<float> row_gradients_ ABSL_GUARDED_BY(mu_);
 };
@@ -235,8 +270,10 @@ class ScaleSteps : public sdk::StepProgram {
     const auto& entries = value.map().entries();
     const int64_t step = scheduled_.empty() ? -1 : scheduled_.front();
     if (!scheduled_.empty()) scheduled_.erase(scheduled_.begin());
-    spdlog::info("scale step {}: bytes {} seconds {:.6f}", step, entries.at("bytes").int_value(),
-                 entries.at("seconds").double_value());
+    const auto first = entries.find("first");
+    spdlog::info("scale step {}: bytes {} seconds {:.6f} first {}", step,
+                 entries.at("bytes").int_value(), entries.at("seconds").double_value(),
+                 first == entries.end() ? 0 : first->second.int_value());
     return sdk::StepResult{0, entries.at("examples").int_value()};
   }
 
@@ -304,6 +341,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--table-rows", flags.model.table_rows)->capture_default_str();
   app.add_option("--dim", flags.model.dim)->capture_default_str();
+  app.add_option("--streamed", flags.model.streamed,
+                 "dense steps pull, compute and push slice by slice (false: pull all, then push all)")
+      ->capture_default_str();
   app.add_option("--steps", flags.steps)->capture_default_str();
   app.add_option("--rows-per-step", flags.rows_per_step)->capture_default_str();
   app.add_option("--sparse-only-from", flags.sparse_only_from)->capture_default_str();

@@ -34,12 +34,6 @@ using json = nlohmann::json;
 
 constexpr double kTargetEventsPerSecond = 20000;
 
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
 double WallSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -183,6 +183,30 @@ contexts:
     write("ps_push_fuzzer", "declares-size-max", b"\x00\x0a" + varint((1 << 64) - 1))
     write("ps_push_fuzzer", "unknown-fields", b"\x1f" + varint_field(9, 5) + field(7, b"xyz") + push)
 
+    # training_progress_fuzzer: a coordinator's progress as it publishes it
+    write("training_progress_fuzzer", "training.json", json.dumps({
+        "state": "training", "step": 1200, "totalSteps": 5000, "epoch": 2, "loss": 0.31,
+        "examplesPerSecond": 5120.5, "metrics": {"accuracy": 0.91, "auc": 0.95},
+        "lastCheckpointStep": 1000, "restoredFromStep": 800, "message": "checkpoint 1000 saved",
+        "events": ["2026-11-25T12:00:00Z preemption notice for worker 1"],
+        "updated": "2026-11-25T12:00:05Z"}))
+    write("training_progress_fuzzer", "minimal.json", '{"step": 0}')
+    write("training_progress_fuzzer", "wrong-types.json",
+          '{"step": "1", "loss": [], "metrics": {"a": "b"}, "events": [1]}')
+
+    # push_announcement_fuzzer: flags (bit 0: header present), the PS's largest message (8 bytes,
+    # little-endian), then the header's value
+    limit = struct.pack("<Q", 512 << 20)
+    write("push_announcement_fuzzer", "valid", b"\x01" + limit + b"1048576")
+    write("push_announcement_fuzzer", "missing", b"\x00" + limit)
+    write("push_announcement_fuzzer", "zero", b"\x01" + limit + b"0")
+    write("push_announcement_fuzzer", "over-the-limit", b"\x01" + limit + b"536870913")
+    write("push_announcement_fuzzer", "negative", b"\x01" + limit + b"-5")
+    write("push_announcement_fuzzer", "int64-overflow", b"\x01" + limit + b"9223372036854775808")
+    write("push_announcement_fuzzer", "exponent", b"\x01" + limit + b"1e6")
+    write("push_announcement_fuzzer", "padded-sign", b"\x01" + limit + b" +42 ")
+    write("push_announcement_fuzzer", "long-text", b"\x01" + limit + b"9" * 4096)
+
     # ps_pull_response_fuzzer
     pull = field(1, tensor([3], [1, 2, 3])) + field(1, tensor([0], [])) + field(
         1, tensor([2, 2], [0, 0, 0, 0]))

@@ -16,8 +16,8 @@ namespace tj {
 // What a coordinator measured of its own run so far, in seconds.
 struct RunClockReading {
   double wall = 0;  // since the process started
-  // Since the process started, when the training loop started (after any restore); absent while
-  // it has not.
+  // Since the process started, when training started: the loop's first step of this run
+  // completed (after any restore). Absent while it has not.
   std::optional<double> training_started = std::nullopt;
   double checkpoint_save = 0;  // the training loop paused for saves
   // Worker-seconds since training started: configured workers away (recovering, preempted, lost),

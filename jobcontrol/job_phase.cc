@@ -1,5 +1,6 @@
 #include "jobcontrol/job_phase.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -175,8 +176,17 @@ JobDecision DecideJobPhase(const v1alpha1::TrainingJob& job, const JobObservatio
                         decision);
   }
   decision.to_stop = std::move(extra);
+  std::vector<ReplicaKey> starting;
   for (const ReplicaObservation& r : desired) {
-    if (r.phase == ReplicaPhase::kMissing) decision.to_create.push_back(r.key);
+    const bool restarts = std::find(decision.to_restart.begin(), decision.to_restart.end(),
+                                    r.key) != decision.to_restart.end();
+    if (restarts || r.phase == ReplicaPhase::kMissing) starting.push_back(r.key);
+  }
+  decision.held = HeldReplacements(job, observed.terminating, starting);
+  for (const ReplicaObservation& r : desired) {
+    if (r.phase == ReplicaPhase::kMissing && !decision.Held(r.key)) {
+      decision.to_create.push_back(r.key);
+    }
   }
 
   const bool coordinator_running = !desired.empty() &&
@@ -196,10 +206,16 @@ JobDecision DecideJobPhase(const v1alpha1::TrainingJob& job, const JobObservatio
     decision.phase = JobPhase::kRunning;
     decision.reason = "Running";
     decision.message = "the coordinator is running";
+  } else if (decision.Held(ReplicaKey{ReplicaType::kCoordinator, 0})) {
+    decision.phase = JobPhase::kRestarting;
+    decision.reason = "WaitingForReplacement";
   } else {
     decision.phase = JobPhase::kCreated;
     decision.reason = "Created";
     decision.message = "waiting for the coordinator to run";
+  }
+  for (const ReplacementHold& hold : decision.held) {
+    absl::StrAppend(&decision.message, decision.message.empty() ? "" : "; ", hold.message);
   }
   return decision;
 }

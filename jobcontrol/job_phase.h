@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -13,6 +14,7 @@
 
 #include "absl/time/time.h"
 #include "api/v1alpha1/types.h"
+#include "jobcontrol/replacement.h"
 #include "jobcontrol/replicas.h"
 #include "jobcontrol/restart_decision.h"
 
@@ -42,6 +44,10 @@ struct JobObservation {
   // Of restarts_so_far, each replica type's (status.replicaStatuses.<T>.countedRestarts), for
   // replicaSpecs.<T>.restartLimit.
   std::map<ReplicaType, int32_t> restarts_by_type;
+  // Replicas being taken away that are still there: a pod with a deletion timestamp, or given a
+  // preemption notice and not ended (the operator); a process `tjctl preempt` announced that is
+  // still running (`tjctl run`). Their replacements may wait (jobcontrol/replacement.h).
+  std::set<ReplicaKey> terminating;
 };
 
 // Named like the status conditions.
@@ -67,6 +73,16 @@ struct JobDecision {
   // every one that exists), the running ones included. The operator deletes every pod, `tjctl
   // run` stops every process (neither is a failure) before they start again.
   bool restart_job = false;
+  // Replacements that must not start yet (HeldReplacements over to_restart and to_create): held
+  // ones are left out of to_create; a held restart stays in to_restart and restarts (its
+  // predecessor is deleted, its restart counted) but its new pod or process is not started.
+  std::vector<ReplacementHold> held;
+  bool Held(ReplicaKey key) const {
+    for (const ReplacementHold& h : held) {
+      if (h.replica == key) return true;
+    }
+    return false;
+  }
 };
 
 // For a job that has not finished yet; once Succeeded or Failed the caller keeps that phase and
@@ -83,7 +99,11 @@ struct JobDecision {
 //     When a RestartJob rule matched (and nothing failed the job), every replica that exists
 //     restarts and the counts grow by that one restart: the other restarts decided in the same
 //     pass are part of it.
-//  5. Otherwise Restarting if anything restarts, Running if the coordinator runs, else Created.
+//  5. Replacements that must wait (HeldReplacements: replacementPolicy Failed, a coordinator while
+//     a PS is terminating) go to `held`, and held replicas leave to_create.
+//  6. Otherwise Restarting if anything restarts, Running if the coordinator runs, Restarting
+//     (WaitingForReplacement) while the coordinator's replacement is held, else Created. Hold
+//     messages are appended to the message.
 // On Succeeded and Failed, to_stop follows cleanPodPolicy: nothing is restarted or created.
 // A decision is level-based: the caller must act on a restart (new pod or process) before
 // deciding again, or the same ended replica is counted twice.

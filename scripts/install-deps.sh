@@ -19,6 +19,7 @@ packages=(
   iperf3  # loopback TCP bandwidth, the same-run baseline of bench/ps_bench.cc and scale_bench.cc
   python3-sklearn  # ships sklearn/datasets/data/digits.csv.gz, the digits data set of examples and tests
   python3-yaml  # tests/kube-test-cluster/kueue-up.sh: Kueue's webhook manifests pointed at the loopback
+  apache2-utils  # htpasswd -B: the account of the cluster doc test's registry (tests/e2e/registry.sh)
 )
 
 missing=()

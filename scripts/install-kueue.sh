@@ -13,7 +13,8 @@
 #
 # Idempotent: when the binary exists for this key nothing is built. Prints the cache directory (and
 # only that) on stdout; progress goes to stderr. Exit 3 without Go (the Kueue tests then skip,
-# saying so). Cold build on 2 shared cores: see docs/kueue.md.
+# saying so). Cold, measured (docs/kueue.md): 14 s of download (137 modules, 543 MB) and 7.2
+# CPU-minutes of compile (1.7 GB resident at most).
 #
 # Environment: TJ_KUEUE_CACHE, TJ_KUEUE_NICE (default 19), GOCACHE, GOMODCACHE, GOPROXY.
 set -euo pipefail
@@ -50,9 +51,15 @@ export GOTMPDIR="${out}/tmp"   # real disk, not a small tmpfs
 mkdir -p "$GOTMPDIR"
 
 # Outside any module, so no go.mod around the caller takes part.
+download_start=$(date +%s)
 dir="$(cd "$out" && go mod download -json "sigs.k8s.io/kueue@${kueue_version}" |
   sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 [[ -n "$dir" && -f "${dir}/go.mod" ]] || { log "go mod download gave no module directory"; exit 1; }
+
+# The modules cmd/kueue imports (not the whole build list: its tests' modules are not needed),
+# downloaded apart from the compile so each is timed on its own.
+(cd "$dir" && go list -deps ./cmd/kueue > /dev/null)
+log "modules downloaded in $(( $(date +%s) - download_start ))s"
 
 log "building kueue ${kueue_version} ($(go version | awk '{print $3}')) in ${dir} -> ${out}"
 start=$(date +%s)
@@ -67,5 +74,5 @@ rm -rf "${out}/crds"
 mv "${out}/crds.partial" "${out}/crds"
 mv "${out}/kueue.partial.$$" "${out}/kueue"
 rm -rf "$GOTMPDIR"
-log "built in $(( $(date +%s) - start ))s"
+log "compiled in $(( $(date +%s) - start ))s"
 echo "$out"

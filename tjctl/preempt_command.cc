@@ -101,7 +101,8 @@ int RunPreempt(const PreemptOptions& options) {
   pid_t coordinator_pid = -1;
   for (const auto& [key, value] : replicas.items()) {
     if (value.value("type", "") != "Coordinator") continue;
-    coordinator = value.value("address", "");
+    // A TensorFlow chief serves TensorFlow's server at its address and ours beside it.
+    coordinator = value.value("coordinationAddress", value.value("address", ""));
     coordinator_name = key;
     if (value["pid"].is_number_integer()) coordinator_pid = value["pid"].get<pid_t>();
   }
@@ -112,11 +113,12 @@ int RunPreempt(const PreemptOptions& options) {
   const absl::Duration grace = absl::Seconds(options.grace_seconds);
   const absl::Time deadline = absl::Now() + grace;
 
-  absl::Status marked = local::WriteDisruptionMarker(work_dir, name, "tjctl preempt");
+  absl::Status marked = local::WriteDisruptionMarker(work_dir, name, "tjctl preempt", grace);
   // A PS preemption makes the coordinator checkpoint and exit for a restart: that exit is part of
   // the disruption too, not a failure counted toward backoffLimit.
   if (marked.ok() && replica.value("type", "") == "PS" && !coordinator_name.empty()) {
-    marked = local::WriteDisruptionMarker(work_dir, coordinator_name, "tjctl preempt of " + name);
+    marked = local::WriteDisruptionMarker(work_dir, coordinator_name, "tjctl preempt of " + name,
+                                          grace);
   }
   if (!marked.ok()) {
     std::fprintf(stderr, "tjctl preempt: %s\n", std::string(marked.message()).c_str());

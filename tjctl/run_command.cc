@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -16,6 +17,7 @@
 #include "jobcontrol/replicas.h"
 #include "tjctl/local/launch_plan.h"
 #include "tjctl/local/local_job.h"
+#include "tjctl/local/metrics_targets.h"
 #include "tjctl/local/progress_display.h"
 #include "tjctl/local/termination_signals.h"
 
@@ -98,6 +100,29 @@ bool WriteJobToken(const local::RunPaths& paths, std::FILE* err) {
   return true;
 }
 
+// Written whole under another name, then renamed: Prometheus re-reads the file when it changes
+// and must never see half of it.
+bool WriteTargetsFile(const std::string& path, const std::string& content, std::FILE* err) {
+  const std::string temporary = path + ".tmp";
+  std::error_code ec;
+  if (!MakeDirs(fs::path(path).parent_path().string(), err)) return false;
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << content;
+    if (!out.flush()) {
+      std::fprintf(err, "tjctl run: --metrics-targets: cannot write %s\n", temporary.c_str());
+      return false;
+    }
+  }
+  fs::rename(temporary, path, ec);
+  if (ec) {
+    std::fprintf(err, "tjctl run: --metrics-targets: cannot write %s: %s\n", path.c_str(),
+                 ec.message().c_str());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void AddRunCommand(CLI::App& app, RunOptions& options, int& exit_code) {
@@ -115,6 +140,10 @@ void AddRunCommand(CLI::App& app, RunOptions& options, int& exit_code) {
   run->add_flag("--tls", options.tls,
                 "TLS on every channel of the job, with certificates made for this run "
                 "(<work-dir>/tls, TJ_TLS_DIR)");
+  run->add_option("--metrics-targets", options.metrics_targets,
+                  "give every replica its own TJ_METRICS_ADDRESS (127.0.0.1:<free port>) and "
+                  "write them to this file for Prometheus' file_sd_configs (labels namespace, "
+                  "trainingjob, replica_type, replica_index, pod)");
   run->footer(kRunFooter);
   run->callback([&] { exit_code = RunJobLocally(options, stdout, stderr); });
 }
@@ -151,7 +180,11 @@ int RunJobLocally(const RunOptions& options, std::FILE* out, std::FILE* err) {
   const std::string status_file =
       Absolute(options.status_file.empty() ? paths.work_dir + "/status.json" : options.status_file);
 
-  local::LaunchPlan plan = local::PlanLocalLaunch(job, local::PickLocalAddresses(job), paths);
+  const ReplicaAddresses addresses = local::PickLocalAddresses(job);
+  const ReplicaAddresses metrics_addresses = options.metrics_targets.empty()
+                                                 ? ReplicaAddresses{}
+                                                 : local::PickLocalAddresses(job, addresses);
+  local::LaunchPlan plan = local::PlanLocalLaunch(job, addresses, paths, metrics_addresses);
   if (!plan.ok()) {
     for (const v1alpha1::FieldError& error : plan.errors) {
       std::fprintf(err, "%s\n", v1alpha1::FormatFieldError(options.file, error).c_str());
@@ -167,6 +200,11 @@ int RunJobLocally(const RunOptions& options, std::FILE* out, std::FILE* err) {
       (!paths.checkpoint_dir.empty() && !paths.checkpoint_dir.starts_with("s3://") &&
        !MakeDirs(paths.checkpoint_dir, err)) ||
       !MakeDirs(fs::path(status_file).parent_path().string(), err) || !WriteJobToken(paths, err)) {
+    return kExitInvalid;
+  }
+  if (!options.metrics_targets.empty() &&
+      !WriteTargetsFile(Absolute(options.metrics_targets),
+                        local::PrometheusTargetsJson(job, metrics_addresses), err)) {
     return kExitInvalid;
   }
   if (!paths.tls_dir.empty()) {

@@ -16,6 +16,7 @@ struct RunOptions {
   std::string checkpoint_dir;  // empty: <work-dir>/checkpoints (when the job has spec.checkpoint)
   bool quiet = false;
   bool tls = false;  // per-run certificates in <work-dir>/tls, TJ_TLS_DIR for every replica
+  std::string metrics_targets;  // non-empty: a TJ_METRICS_ADDRESS per replica, listed there
 };
 
 void AddRunCommand(CLI::App& app, RunOptions& options, int& exit_code);

@@ -52,6 +52,13 @@ ReplicaSpec DecodeReplicaSpec(const nlohmann::json& value, const std::string& pa
     }
   }
   spec.restart_limit = r.Int32("restartLimit");
+  if (std::optional<std::string> policy = r.String("replacementPolicy")) {
+    spec.replacement_policy = ParseReplacementPolicy(*policy);
+    if (!spec.replacement_policy) {
+      errors.push_back(
+          NotSupportedError(r.Path("replacementPolicy"), *policy, ReplacementPolicyNames()));
+    }
+  }
   // Kept verbatim: everything of a PodTemplateSpec the operator does not read goes to the pods.
   if (const nlohmann::json* tmpl = r.Field("template")) {
     if (ExpectObject(*tmpl, r.Path("template"), errors)) spec.pod_template = PodTemplate(*tmpl);
@@ -181,6 +188,7 @@ TrainingJobSpec DecodeSpec(const nlohmann::json& value, FieldErrors& errors) {
   if (const nlohmann::json* v = r.Field("checkpoint")) {
     spec.checkpoint = DecodeCheckpoint(*v, r.Path("checkpoint"), errors);
   }
+  spec.managed_by = r.String("managedBy");
   r.RejectUnknown();
   return spec;
 }

@@ -16,6 +16,14 @@ inline constexpr RestartPolicy kDefaultRestartPolicy = RestartPolicy::kExitCode;
 // Kubernetes Job's default: a job that keeps failing stops after 6 counted restarts.
 inline constexpr int32_t kDefaultBackoffLimit = 6;
 inline constexpr CleanPodPolicy kDefaultCleanPodPolicy = CleanPodPolicy::kRunning;
+// The coordinator and a PS hold the training state: two of one at once (a new one restoring into
+// a PS about to go) cost a restore more. A worker is stateless: its replacement need not wait.
+// Not filled in by WithDefaults: the CRD shares one replica schema between the types, so its
+// default cannot differ by type, and both sides leave the field unset.
+inline constexpr ReplacementPolicy DefaultReplacementPolicy(ReplicaType type) {
+  return type == ReplicaType::kWorker ? ReplacementPolicy::kTerminatingOrFailed
+                                      : ReplacementPolicy::kFailed;
+}
 inline constexpr int32_t kDefaultRestartExitCode = 42;
 // Same as the runtime's CoordinatorOptions (docs/architecture.md).
 inline constexpr int64_t kDefaultWorkerRecoveryTimeoutSeconds = 3600;

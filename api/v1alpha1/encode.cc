@@ -28,6 +28,9 @@ nlohmann::json ReplicaSpecToJson(const ReplicaSpec& spec) {
   SetIf(out, "replicas", spec.replicas);
   if (spec.restart_policy) out["restartPolicy"] = RestartPolicyName(*spec.restart_policy);
   SetIf(out, "restartLimit", spec.restart_limit);
+  if (spec.replacement_policy) {
+    out["replacementPolicy"] = ReplacementPolicyName(*spec.replacement_policy);
+  }
   if (!spec.pod_template.empty()) out["template"] = spec.pod_template.raw();
   return out;
 }
@@ -88,6 +91,7 @@ nlohmann::json SpecToJson(const TrainingJobSpec& spec) {
     if (spec.checkpoint->s3) checkpoint["s3"] = CheckpointS3ToJson(*spec.checkpoint->s3);
     out["checkpoint"] = std::move(checkpoint);
   }
+  SetIf(out, "managedBy", spec.managed_by);
   return out;
 }
 

@@ -28,6 +28,10 @@ constexpr NameTable<CleanPodPolicy, 3> kCleanPodPolicyNames = {{
     {CleanPodPolicy::kRunning, "Running"},
     {CleanPodPolicy::kNone, "None"},
 }};
+constexpr NameTable<ReplacementPolicy, 2> kReplacementPolicyNames = {{
+    {ReplacementPolicy::kTerminatingOrFailed, "TerminatingOrFailed"},
+    {ReplacementPolicy::kFailed, "Failed"},
+}};
 
 }  // namespace
 
@@ -55,5 +59,15 @@ std::optional<CleanPodPolicy> ParseCleanPodPolicy(std::string_view name) {
   return Parse(kCleanPodPolicyNames, name);
 }
 std::vector<std::string_view> CleanPodPolicyNames() { return NamesOf(kCleanPodPolicyNames); }
+
+std::string_view ReplacementPolicyName(ReplacementPolicy policy) {
+  return NameOf(kReplacementPolicyNames, policy);
+}
+std::optional<ReplacementPolicy> ParseReplacementPolicy(std::string_view name) {
+  return Parse(kReplacementPolicyNames, name);
+}
+std::vector<std::string_view> ReplacementPolicyNames() {
+  return NamesOf(kReplacementPolicyNames);
+}
 
 }  // namespace tj::v1alpha1

@@ -16,6 +16,9 @@ inline constexpr std::array<ReplicaType, 3> kReplicaTypes = {
 
 enum class RestartPolicy { kNever, kOnFailure, kAlways, kExitCode };
 enum class CleanPodPolicy { kAll, kRunning, kNone };
+// When a replica's replacement may start (Kubernetes Job's podReplacementPolicy): once its
+// predecessor is terminating, or only once it has ended and is gone.
+enum class ReplacementPolicy { kTerminatingOrFailed, kFailed };
 
 // Manifest spellings: "Coordinator", "PS", "Worker".
 std::string_view ReplicaTypeName(ReplicaType type);
@@ -31,5 +34,9 @@ std::vector<std::string_view> RestartPolicyNames();
 std::string_view CleanPodPolicyName(CleanPodPolicy policy);
 std::optional<CleanPodPolicy> ParseCleanPodPolicy(std::string_view name);
 std::vector<std::string_view> CleanPodPolicyNames();
+
+std::string_view ReplacementPolicyName(ReplacementPolicy policy);
+std::optional<ReplacementPolicy> ParseReplacementPolicy(std::string_view name);
+std::vector<std::string_view> ReplacementPolicyNames();
 
 }  // namespace tj::v1alpha1

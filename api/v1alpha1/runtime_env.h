@@ -58,6 +58,10 @@ inline constexpr char kProgressFile[] = "TJ_PROGRESS_FILE";
 // On a cluster (set by the operator): the coordinator's Coordination service, "host:port" (the
 // chief's address in TF_CONFIG), where preemption notices go, e.g. from a preStop hook.
 inline constexpr char kCoordinatorAddress[] = "TJ_COORDINATOR_ADDRESS";
+// The coordinator only, when its Coordination service is not on the trainer port
+// (coordination_port.h: a TensorFlow chief's): where it listens, ":<port>" on a cluster,
+// "127.0.0.1:<port>" under `tjctl run`. Unset: on the trainer port.
+inline constexpr char kCoordinationAddress[] = "TJ_COORDINATION_ADDRESS";
 // On a cluster (set by the operator from the downward API, status.podIP): the pod's own IP. A
 // replica whose TF_CONFIG address is a DNS name listens on it rather than on every address, so
 // pods that share a network (a test node agent, hostNetwork) do not collide on the port.

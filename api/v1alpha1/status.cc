@@ -6,7 +6,7 @@
 namespace tj::v1alpha1 {
 namespace {
 
-constexpr std::array<std::pair<ConditionType, std::string_view>, 7> kConditionTypeNames = {{
+constexpr std::array<std::pair<ConditionType, std::string_view>, 8> kConditionTypeNames = {{
     {ConditionType::kCreated, "Created"},
     {ConditionType::kRunning, "Running"},
     {ConditionType::kRestarting, "Restarting"},
@@ -14,6 +14,7 @@ constexpr std::array<std::pair<ConditionType, std::string_view>, 7> kConditionTy
     {ConditionType::kFailed, "Failed"},
     {ConditionType::kSuspended, "Suspended"},
     {ConditionType::kStuck, "Stuck"},
+    {ConditionType::kCheckpointFailing, "CheckpointFailing"},
 }};
 
 constexpr std::array<std::pair<ConditionStatus, std::string_view>, 3> kConditionStatusNames = {{

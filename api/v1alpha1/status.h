@@ -16,11 +16,26 @@
 namespace tj::v1alpha1 {
 
 // kStuck is True while a pod of the job cannot start on its own (unschedulable, its image cannot be
-// pulled, its container cannot be created); it reports, and never sets `state`.
-enum class ConditionType { kCreated, kRunning, kRestarting, kSucceeded, kFailed, kSuspended, kStuck };
+// pulled, its container cannot be created); kCheckpointFailing while the coordinator's newest
+// checkpoint save failed on its storage and training went on. Both report beside the phase and
+// never set `state`.
+enum class ConditionType {
+  kCreated,
+  kRunning,
+  kRestarting,
+  kSucceeded,
+  kFailed,
+  kSuspended,
+  kStuck,
+  kCheckpointFailing,
+};
 enum class ConditionStatus { kTrue, kFalse, kUnknown };
 
 std::string_view ConditionTypeName(ConditionType type);
+// Whether the condition reports beside the phase (Stuck, CheckpointFailing) rather than being one.
+inline bool BesideThePhase(ConditionType type) {
+  return type == ConditionType::kStuck || type == ConditionType::kCheckpointFailing;
+}
 std::optional<ConditionType> ParseConditionType(std::string_view name);
 std::vector<std::string_view> ConditionTypeNames();
 std::string_view ConditionStatusName(ConditionStatus status);

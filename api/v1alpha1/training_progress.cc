@@ -19,6 +19,7 @@ nlohmann::json ToJson(const TrainingProgress& progress) {
   if (progress.examples_per_second) json["examplesPerSecond"] = *progress.examples_per_second;
   if (progress.last_checkpoint_step) json["lastCheckpointStep"] = *progress.last_checkpoint_step;
   if (progress.restored_from_step) json["restoredFromStep"] = *progress.restored_from_step;
+  if (!progress.checkpoint_error.empty()) json["checkpointError"] = progress.checkpoint_error;
   if (progress.goodput) json["goodput"] = ToJson(*progress.goodput);
   return json;
 }
@@ -82,6 +83,7 @@ absl::StatusOr<TrainingProgress> TrainingProgressFromJson(const nlohmann::json& 
            read_optional_int("restoredFromStep", out.restored_from_step),
            read_string("message", out.message),
            read_string("updated", out.updated),
+           read_string("checkpointError", out.checkpoint_error),
        }) {
     if (!status.ok()) return status;
   }

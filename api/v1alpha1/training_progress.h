@@ -20,7 +20,8 @@ namespace tj::v1alpha1 {
 inline constexpr size_t kMaxProgressEvents = 20;
 
 struct TrainingProgress {
-  // "starting", "restoring", "training", "checkpointing", "evaluating", "succeeded", "failed".
+  // "starting", "restoring", "held" (its checkpoint storage refuses the start's claim: not
+  // training until it is taken), "training", "checkpointing", "evaluating", "succeeded", "failed".
   std::string state = "starting";
   int64_t step = 0;         // training steps completed (closures whose result was received)
   int64_t total_steps = 0;  // the goal
@@ -30,6 +31,10 @@ struct TrainingProgress {
   std::map<std::string, double> metrics;      // latest evaluation: "accuracy", "auc", "eval_loss"
   std::optional<int64_t> last_checkpoint_step;
   std::optional<int64_t> restored_from_step;  // the checkpoint this run of the coordinator resumed
+  // Why the newest checkpoint save failed while training went on (storage refused or unreachable:
+  // the error names the location, the refused request and the credentials' source); empty once a
+  // save succeeds again.
+  std::string checkpoint_error;
   std::string message;                        // last notable event, for people
   // Preemption notices, decisions and exits, oldest first, at most kMaxProgressEvents:
   // "<RFC 3339 time> <what happened>".

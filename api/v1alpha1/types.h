@@ -42,6 +42,9 @@ struct ReplicaSpec {
   // Counted restarts of this type the job tolerates (beside runPolicy.backoffLimit, which counts
   // every type's); absent: no limit of its own.
   std::optional<int32_t> restart_limit;
+  // When a replacement of this type may start; unset: Failed for the coordinator and PS,
+  // TerminatingOrFailed for workers (jobcontrol/replacement.h, ReplacementPolicyFor).
+  std::optional<ReplacementPolicy> replacement_policy;
   PodTemplate pod_template;  // "template" in the manifest
 
   friend bool operator==(const ReplicaSpec&, const ReplicaSpec&) = default;
@@ -105,6 +108,7 @@ struct TrainingJobSpec {
   std::optional<FailurePolicy> failure_policy;  // absent: restartPolicy alone decides
   Preemption preemption;
   std::optional<CheckpointSpec> checkpoint;  // absent: the job keeps no checkpoints
+  std::optional<std::string> managed_by;     // absent: this operator (managed_by.h)
 
   friend bool operator==(const TrainingJobSpec&, const TrainingJobSpec&) = default;
 };

@@ -6,10 +6,12 @@
 #include "absl/strings/str_cat.h"
 #include "api/v1alpha1/checkpoint_s3_json.h"
 #include "api/v1alpha1/checkpoint_volume_json.h"
+#include "api/v1alpha1/coordination_port.h"
 #include "api/v1alpha1/defaults.h"
 #include "api/v1alpha1/dns_names.h"
 #include "api/v1alpha1/failure_policy_json.h"
 #include "api/v1alpha1/limits.h"
+#include "api/v1alpha1/managed_by.h"
 
 namespace tj::v1alpha1 {
 namespace {
@@ -200,6 +202,22 @@ void ValidateCheckpoint(const TrainingJobSpec& spec, FieldErrors& errors) {
   ValidateCheckpointStorage(checkpoint, errors);
 }
 
+// As the API server judges batch/v1 Job's spec.managedBy (the CRD: maxLength and pattern).
+void ValidateManagedBy(const std::optional<std::string>& managed_by, FieldErrors& errors) {
+  if (!managed_by) return;
+  const std::string path = "spec.managedBy";
+  if (managed_by->size() > kMaxManagedByLength) {
+    errors.push_back(TooLongError(path, managed_by->size(), kMaxManagedByLength));
+  } else if (!IsDomainPrefixedPath(*managed_by)) {
+    errors.push_back(InvalidError(
+        path, *managed_by,
+        absl::StrCat("must be a domain-prefixed path naming the controller that runs the job, "
+                     "such as \"",
+                     kManagedByOperator, "\" (this operator, the same as unset) or \"",
+                     kManagedByMultiKueue, "\"")));
+  }
+}
+
 }  // namespace
 
 size_t MaxJobNameLength(const TrainingJobSpec& spec) {
@@ -212,8 +230,10 @@ FieldErrors ValidateTrainingJob(const TrainingJob& job, const ValidationOptions&
   ValidateTypeMeta(job, errors);
   ValidateMetadata(job, errors);
   ValidateReplicaSpecs(job.spec, options, errors);
+  ValidateCoordinationPort(job, errors);
   CheckTotalReplicas(job.spec, errors);
   ValidateRunPolicy(job.spec, errors);
+  ValidateManagedBy(job.spec.managed_by, errors);
   ValidateFaultTolerance(job.spec.fault_tolerance, errors);
   if (job.spec.failure_policy) ValidateFailurePolicy(*job.spec.failure_policy, errors);
   CheckAtLeast(errors, "spec.preemption.gracePeriodSeconds",

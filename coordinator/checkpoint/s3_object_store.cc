@@ -8,16 +8,20 @@
 
 namespace tj {
 
-S3ObjectStore::S3ObjectStore(S3Options options, std::string bucket)
-    : options_(std::move(options)), bucket_(std::move(bucket)) {}
+S3ObjectStore::S3ObjectStore(S3Options options, std::string bucket, std::string prefix)
+    : options_(std::move(options)), bucket_(std::move(bucket)), prefix_(std::move(prefix)) {}
 
 std::string S3ObjectStore::Describe(std::string_view key) const {
   return DescribeS3Object(options_, bucket_, key);
 }
 
 absl::Status S3ObjectStore::CheckAccess() {
-  // HEAD of a bucket has no body to carry the error code: a one-key listing does.
-  S3Request list{.method = HttpMethod::kGet, .bucket = bucket_, .query = "list-type=2&max-keys=1"};
+  // HEAD of a bucket has no body to carry the error code: a one-key listing does. Of the prefix
+  // only (its trailing '/' too, so s3://b/team-a is not a listing of team-ab): credentials may be
+  // scoped to it (an IAM policy's s3:prefix condition), and a bucket-level call would be refused.
+  std::string query = "list-type=2&max-keys=1";
+  if (!prefix_.empty()) absl::StrAppend(&query, "&prefix=", S3UriEncode(prefix_ + "/", false));
+  S3Request list{.method = HttpMethod::kGet, .bucket = bucket_, .query = std::move(query)};
   return PerformS3Request(options_, list).status();
 }
 
@@ -146,7 +150,7 @@ absl::StatusOr<std::unique_ptr<S3ObjectStore>> OpenS3ObjectStore(std::string_vie
                                                                  S3Location* location) {
   TJ_ASSIGN_OR_RETURN(*location, ParseS3Location(url));
   TJ_ASSIGN_OR_RETURN(S3Options options, S3OptionsFromEnv());
-  return std::make_unique<S3ObjectStore>(std::move(options), location->bucket);
+  return std::make_unique<S3ObjectStore>(std::move(options), location->bucket, location->prefix);
 }
 
 }  // namespace tj

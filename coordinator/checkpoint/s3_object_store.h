@@ -20,7 +20,10 @@ inline constexpr int kMaxListPages = 10000;
 
 class S3ObjectStore : public ObjectStore {
  public:
-  S3ObjectStore(S3Options options, std::string bucket);
+  // `prefix` (S3Location::prefix: no leading or trailing '/') is where the store's objects live;
+  // CheckAccess asks only there, so credentials scoped to s3://bucket/prefix suffice. Empty: the
+  // whole bucket.
+  S3ObjectStore(S3Options options, std::string bucket, std::string prefix = "");
 
   const S3Options& options() const { return options_; }
   const std::string& bucket() const { return bucket_; }
@@ -43,6 +46,7 @@ class S3ObjectStore : public ObjectStore {
  private:
   const S3Options options_;
   const std::string bucket_;
+  const std::string prefix_;
 };
 
 // The store for an s3://bucket/prefix location with options from the environment

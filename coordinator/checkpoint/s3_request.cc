@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "coordinator/checkpoint/checkpoint_storage_error.h"
 #include "coordinator/checkpoint/s3_xml.h"
 
 namespace tj {
@@ -139,14 +140,19 @@ absl::Status S3ErrorStatus(const S3Options& options, const S3Request& request,
       ": HTTP ", response.status, code.empty() ? "" : absl::StrCat(" ", code),
       error.has_value() && !error->message.empty() ? absl::StrCat(": ", error->message) : "");
   if (code == "NoSuchBucket") {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "bucket ", request.bucket, " does not exist at ", options.endpoint, " (", detail, ")"));
+    return MarkCheckpointStorageError(
+        absl::FailedPreconditionError(absl::StrCat("bucket ", request.bucket,
+                                                   " does not exist at ", options.endpoint, " (",
+                                                   detail, ")")),
+        options.endpoint);
   }
   if (code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "AccessDenied" ||
       response.status == 401 || response.status == 403) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "credentials from ", options.credentials_source, " (access key ", options.access_key,
-        ") refused for bucket ", request.bucket, " (", detail, ")"));
+    return MarkCheckpointStorageError(
+        absl::PermissionDeniedError(absl::StrCat(
+            "credentials from ", options.credentials_source, " (access key ", options.access_key,
+            ") refused for bucket ", request.bucket, " (", detail, ")")),
+        options.endpoint);
   }
   if (code == "PreconditionFailed" || code == "ConditionalRequestConflict" ||
       response.status == 412) {
@@ -155,7 +161,9 @@ absl::Status S3ErrorStatus(const S3Options& options, const S3Request& request,
   if (code == "NoSuchKey" || code == "NoSuchUpload" || response.status == 404) {
     return absl::NotFoundError(detail);
   }
-  if (response.status >= 500 || code == "SlowDown") return absl::UnavailableError(detail);
+  if (response.status >= 500 || code == "SlowDown") {
+    return MarkCheckpointStorageError(absl::UnavailableError(detail), options.endpoint);
+  }
   return absl::InternalError(detail);
 }
 
@@ -230,9 +238,11 @@ absl::StatusOr<S3Response> PerformS3Request(const S3Options& options, const S3Re
   const CURLcode code = curl_easy_perform(c);
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &response.status);
   if (code != CURLE_OK) {
-    return absl::UnavailableError(absl::StrCat(
-        MethodName(request.method), " ", DescribeS3Object(options, request.bucket, request.key),
-        ": ", curl_easy_strerror(code)));
+    return MarkCheckpointStorageError(
+        absl::UnavailableError(absl::StrCat(MethodName(request.method), " ",
+                                            DescribeS3Object(options, request.bucket, request.key),
+                                            ": ", curl_easy_strerror(code))),
+        options.endpoint);
   }
   if (response.status >= 300 && response.status != accepted) {
     return S3ErrorStatus(options, request, response);

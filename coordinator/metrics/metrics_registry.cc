@@ -63,7 +63,9 @@ struct MetricsRegistry::Families {
   // Apart from `mu`: collectors take it themselves. Held while they run, so RemoveCollectors
   // waits for a scrape in progress.
   absl::Mutex collectors_mu ABSL_ACQUIRED_BEFORE(mu);
-  std::vector<std::function<void()>> collectors ABSL_GUARDED_BY(collectors_mu);
+  std::vector<std::pair<CollectorId, std::function<void()>>> collectors
+      ABSL_GUARDED_BY(collectors_mu);
+  CollectorId next_collector ABSL_GUARDED_BY(collectors_mu) = 1;
 };
 
 MetricsRegistry::MetricsRegistry() : families_(std::make_unique<Families>()) {}
@@ -78,6 +80,13 @@ void MetricsRegistry::SetGauge(const std::string& name, const std::string& help,
     family->Add(labels).Set(value);
   } catch (const std::invalid_argument&) {  // an invalid label name
   }
+}
+
+void MetricsRegistry::RemoveGauge(const std::string& name, const MetricLabels& labels) {
+  absl::MutexLock lock(&families_->mu);
+  auto it = families_->gauges.find(name);
+  if (it == families_->gauges.end() || it->second == nullptr || !it->second->Has(labels)) return;
+  it->second->Remove(&it->second->Add(labels));
 }
 
 void MetricsRegistry::AddCounter(const std::string& name, const std::string& help, double delta,
@@ -104,9 +113,16 @@ void MetricsRegistry::SetCounter(const std::string& name, const std::string& hel
   }
 }
 
-void MetricsRegistry::AddCollector(std::function<void()> collect) {
+MetricsRegistry::CollectorId MetricsRegistry::AddCollector(std::function<void()> collect) {
   absl::MutexLock lock(&families_->collectors_mu);
-  families_->collectors.push_back(std::move(collect));
+  const CollectorId id = families_->next_collector++;
+  families_->collectors.emplace_back(id, std::move(collect));
+  return id;
+}
+
+void MetricsRegistry::RemoveCollector(CollectorId id) {
+  absl::MutexLock lock(&families_->collectors_mu);
+  std::erase_if(families_->collectors, [id](const auto& entry) { return entry.first == id; });
 }
 
 void MetricsRegistry::RemoveCollectors() {
@@ -130,7 +146,7 @@ void MetricsRegistry::ObserveHistogram(const std::string& name, const std::strin
 std::string MetricsRegistry::Render() const {
   {
     absl::MutexLock lock(&families_->collectors_mu);
-    for (const auto& collect : families_->collectors) collect();
+    for (const auto& [id, collect] : families_->collectors) collect();
   }
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families_->registry.Collect());

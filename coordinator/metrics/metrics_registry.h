@@ -4,6 +4,7 @@
 // where they update it, without registering families first.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -28,6 +29,9 @@ class MetricsRegistry {
                 const MetricLabels& labels = {});
   void AddCounter(const std::string& name, const std::string& help, double delta = 1,
                   const MetricLabels& labels = {});
+  // Drops one gauge series (a job that went away): it is no longer rendered. Nothing happens when
+  // it does not exist.
+  void RemoveGauge(const std::string& name, const MetricLabels& labels);
   // A counter kept elsewhere (a component's own tally, read at scrape time): raises the series to
   // `total`; a smaller `total` is ignored, so the exported counter never goes down.
   void SetCounter(const std::string& name, const std::string& help, double total,
@@ -39,9 +43,13 @@ class MetricsRegistry {
                         const std::vector<double>& buckets, const MetricLabels& labels = {});
 
   // Runs before every Render, on the rendering thread, without the registry's lock held: it
-  // copies figures that live elsewhere into the registry (SetGauge, SetCounter). Must stay valid
-  // until the registry goes away or RemoveCollectors is called.
-  void AddCollector(std::function<void()> collect);
+  // copies figures that live elsewhere into the registry (SetGauge, SetCounter). Collectors run
+  // one at a time, whatever the number of threads rendering. Must stay valid until the registry
+  // goes away or it is removed: RemoveCollector with the id returned here, or RemoveCollectors.
+  using CollectorId = uint64_t;
+  CollectorId AddCollector(std::function<void()> collect);
+  // Returns once the collector cannot run any more (a scrape running it is waited for).
+  void RemoveCollector(CollectorId id);
   void RemoveCollectors();
 
   // The text exposition of every metric (after running the collectors).

@@ -77,7 +77,8 @@ v1::PreemptionNoticeResponse PreemptionCheckpointHandler::Notice(const std::stri
     return response;
   }
   std::string late;
-  if (deadline == absl::InfinitePast() || deadline == absl::InfiniteFuture()) {
+  const bool deadline_given = deadline != absl::InfinitePast() && deadline != absl::InfiniteFuture();
+  if (!deadline_given) {
     deadline = now + config_.grace_period;
   } else if (deadline < now) {
     late = absl::StrCat(" (its deadline passed ", absl::FormatDuration(now - deadline), " ago)");
@@ -106,6 +107,7 @@ v1::PreemptionNoticeResponse PreemptionCheckpointHandler::Notice(const std::stri
   }
   leader_ = task;
   deadline_ = deadline;
+  deadline_known_ = deadline_given || config_.grace_period > absl::ZeroDuration();
   phase_ = Phase::kFirstRequested;
   requested_.store(true);
   response.set_accepted(true);
@@ -170,6 +172,12 @@ void PreemptionCheckpointHandler::RecordCheckpointTime(absl::Duration took) {
 bool PreemptionCheckpointHandler::preempting() const {
   absl::MutexLock lock(&mu_);
   return phase_ != Phase::kIdle;
+}
+
+std::optional<absl::Time> PreemptionCheckpointHandler::deadline() const {
+  absl::MutexLock lock(&mu_);
+  if (phase_ == Phase::kIdle || !deadline_known_) return std::nullopt;
+  return deadline_;
 }
 
 std::vector<PreemptionRecord> PreemptionCheckpointHandler::history() const {

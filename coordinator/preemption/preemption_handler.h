@@ -81,6 +81,10 @@ class PreemptionCheckpointHandler {
 
   // Whether a coordinator/PS notice is being handled, and what happened so far.
   bool preempting() const;
+  // When the task of the notice being handled goes: the deadline the notice gave, or its arrival
+  // plus the grace period. Nullopt while idle, and when the notice gave no deadline and the grace
+  // period is 0 (a SIGTERM: the pod's own termination grace period is not known here).
+  std::optional<absl::Time> deadline() const;
   std::vector<PreemptionRecord> history() const;
 
  private:
@@ -100,6 +104,7 @@ class PreemptionCheckpointHandler {
   Phase phase_ ABSL_GUARDED_BY(mu_) = Phase::kIdle;
   std::string leader_ ABSL_GUARDED_BY(mu_);
   absl::Time deadline_ ABSL_GUARDED_BY(mu_);
+  bool deadline_known_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time final_call_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   absl::Duration drain_ ABSL_GUARDED_BY(mu_);
   absl::Duration checkpoint_time_ ABSL_GUARDED_BY(mu_);

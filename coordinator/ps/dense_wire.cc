@@ -388,8 +388,9 @@ absl::StatusOr<DecodedPush> DecodePushRequest(const grpc::ByteBuffer& buffer) {
   return push;
 }
 
-absl::Status DecodePullResponseInto(const grpc::ByteBuffer& buffer,
-                                    std::span<const PullTarget> targets) {
+absl::Status DecodePullResponseWith(
+    const grpc::ByteBuffer& buffer, std::span<const size_t> sizes,
+    const std::function<void(size_t index, const ByteChunks& pieces)>& receive) {
   constexpr const char* kName = "PullResponse";
   const std::vector<grpc::Slice> slices = SlicesOf(buffer);
   WireReader in(slices);
@@ -406,32 +407,42 @@ absl::Status DecodePullResponseInto(const grpc::ByteBuffer& buffer,
     }
     size_t length = 0;
     if (!ReadLength(in, SIZE_MAX, length)) return Malformed(kName, "truncated value");
-    if (count >= targets.size()) {
-      return Malformed(kName, absl::StrCat("more than the ", targets.size(), " values asked for"));
+    if (count >= sizes.size()) {
+      return Malformed(kName, absl::StrCat("more than the ", sizes.size(), " values asked for"));
     }
-    const PullTarget& target = targets[count++];
+    const size_t index = count++;
+    ByteChunks pieces;
     size_t received = 0;
     auto has_data = ParseTensor(in, in.position() + length, header, kName,
-                                [&target, &received](WireReader& reader, size_t n) {
-                                  ByteChunks pieces;
+                                [&pieces, &received](WireReader& reader, size_t n) {
+                                  pieces.clear();
                                   if (!reader.Chunks(n, pieces)) return false;
                                   received = n;
-                                  // A wrong size is reported below, without writing past the
-                                  // target.
-                                  if (n == target.num_bytes) CopyChunks(pieces, target.data);
                                   return true;
                                 });
     if (!has_data.ok()) return has_data.status();
-    if (header.dtype() != v1::DTYPE_FLOAT32 || received != target.num_bytes) {
+    // A wrong size or dtype is reported here, before anything is written.
+    if (header.dtype() != v1::DTYPE_FLOAT32 || received != sizes[index]) {
       return Malformed(
-          kName, absl::StrCat("value ", count - 1, " has dtype ", v1::DType_Name(header.dtype()),
-                              " and ", received, " bytes, expected float32 of ", target.num_bytes));
+          kName, absl::StrCat("value ", index, " has dtype ", v1::DType_Name(header.dtype()),
+                              " and ", received, " bytes, expected float32 of ", sizes[index]));
     }
+    receive(index, pieces);
   }
-  if (count != targets.size()) {
-    return Malformed(kName, absl::StrCat(count, " values for a pull of ", targets.size()));
+  if (count != sizes.size()) {
+    return Malformed(kName, absl::StrCat(count, " values for a pull of ", sizes.size()));
   }
   return absl::OkStatus();
+}
+
+absl::Status DecodePullResponseInto(const grpc::ByteBuffer& buffer,
+                                    std::span<const PullTarget> targets) {
+  std::vector<size_t> sizes;
+  sizes.reserve(targets.size());
+  for (const PullTarget& target : targets) sizes.push_back(target.num_bytes);
+  return DecodePullResponseWith(buffer, sizes, [&targets](size_t index, const ByteChunks& pieces) {
+    CopyChunks(pieces, targets[index].data);
+  });
 }
 
 grpc::ByteBuffer EncodePushRequest(const std::vector<std::string>& names,

@@ -8,6 +8,7 @@
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/slice.h>
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -61,6 +62,14 @@ struct PullTarget {
 // float32 or not of its target's size, or when the count differs.
 absl::Status DecodePullResponseInto(const grpc::ByteBuffer& buffer,
                                     std::span<const PullTarget> targets);
+
+// The same parse, handing each value's bytes to `receive(index, pieces)` in the pieces of gRPC's
+// slices they arrived in (valid during the call) instead of copying them: a streamed step copies
+// and uses them a few rows at a time, while they are in cache. `sizes[i]` is value i's expected
+// byte count; a value of another size or dtype is refused before `receive` sees it.
+absl::Status DecodePullResponseWith(
+    const grpc::ByteBuffer& buffer, std::span<const size_t> sizes,
+    const std::function<void(size_t index, const ByteChunks& pieces)>& receive);
 
 // One delta of a push as a view: `num_bytes` float32 bytes at `data`, kept valid by the owner
 // passed to EncodePushRequest.

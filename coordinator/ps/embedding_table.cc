@@ -41,6 +41,32 @@ int64_t LoadId(const char* ids, size_t i) {
   return id;
 }
 
+// Ids grouped by the row shard their hash picks, in their given order within each shard (so a
+// later copy of an id still comes after an earlier one): a pass over many ids then takes each
+// shard's lock once and can prefetch the index slots of the ids ahead of the one it probes.
+struct IdsByShard {
+  std::vector<uint64_t> hashes;  // RowHash of id i
+  std::vector<uint32_t> order;   // positions of the ids, shard by shard
+  std::array<uint32_t, EmbeddingTable::kShards + 1> begin{};  // shard s: order[begin[s], begin[s+1])
+};
+
+IdsByShard GroupByShard(const char* ids, size_t n) {
+  IdsByShard groups;
+  groups.hashes.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    groups.hashes[i] = RowHash(LoadId(ids, i));
+    ++groups.begin[(groups.hashes[i] >> 60) + 1];
+  }
+  for (int s = 0; s < EmbeddingTable::kShards; ++s) groups.begin[s + 1] += groups.begin[s];
+  groups.order.resize(n);
+  std::array<uint32_t, EmbeddingTable::kShards> next;
+  std::copy_n(groups.begin.begin(), EmbeddingTable::kShards, next.begin());
+  for (size_t i = 0; i < n; ++i) {
+    groups.order[next[groups.hashes[i] >> 60]++] = static_cast<uint32_t>(i);
+  }
+  return groups;
+}
+
 }  // namespace
 
 EmbeddingTable::EmbeddingTable(TableConfig config)
@@ -126,18 +152,10 @@ absl::StatusOr<size_t> EmbeddingTable::Lookup(const char* ids, size_t n, char* o
   // Most of a lookup's time is two cache misses per id (its index slot, then its row). Ids are
   // therefore grouped by row shard, each shard's lock taken once, and under it the home slots of
   // ids ahead and then their likely rows are prefetched, so the misses of several ids overlap.
-  std::vector<uint64_t> hashes(n);
-  std::array<uint32_t, kShards + 1> begin{};
-  for (size_t i = 0; i < n; ++i) {
-    hashes[i] = RowHash(LoadId(ids, i));
-    ++begin[(hashes[i] >> 60) + 1];
-  }
-  for (int s = 0; s < kShards; ++s) begin[s + 1] += begin[s];
-  std::vector<uint32_t> order(n);
-  std::array<uint32_t, kShards> next;
-  std::copy_n(begin.begin(), kShards, next.begin());
-  for (size_t i = 0; i < n; ++i) order[next[hashes[i] >> 60]++] = static_cast<uint32_t>(i);
-
+  const IdsByShard groups = GroupByShard(ids, n);
+  const std::vector<uint64_t>& hashes = groups.hashes;
+  const std::vector<uint32_t>& order = groups.order;
+  const auto& begin = groups.begin;
   for (size_t s = 0; s < kShards; ++s) {
     if (begin[s] == begin[s + 1]) continue;
     Shard& shard = shards_[s];
@@ -392,23 +410,33 @@ absl::Status EmbeddingTable::ImportRows(const RowsView& rows, bool replace) {
         rows.data.size(), " of rows and ", rows.steps.size(), " of steps; a row is ", row_bytes,
         " bytes under ", config_.optimizer.ToString()));
   }
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t id = LoadId(rows.ids.data(), i);
-    const uint64_t hash = RowHash(id);
-    Shard& shard = ShardOf(hash);
+  // A restore's time is mostly one cache miss per row, in the index slot its insert probes (the
+  // rows themselves are appended in order): grouped by shard, the slots of the rows ahead are
+  // prefetched so that those misses overlap, as Lookup does.
+  const IdsByShard groups = GroupByShard(rows.ids.data(), n);
+  for (size_t s = 0; s < kShards; ++s) {
+    const size_t end = groups.begin[s + 1];
+    if (groups.begin[s] == end) continue;
+    Shard& shard = shards_[s];
     StdMutexLock lock(shard.mu);
-    if (shard.index.size() >= RowIndex::kMaxRows) {
-      return absl::DataLossError(
-          absl::StrCat("table '", config_.name, "' has more than ", kMaxRows, " rows"));
+    const auto id_of = IdsOf(shard);
+    for (size_t k = groups.begin[s]; k < end; ++k) {
+      if (k + kAhead < end) shard.index.Prefetch(groups.hashes[groups.order[k + kAhead]]);
+      const size_t i = groups.order[k];
+      const int64_t id = LoadId(rows.ids.data(), i);
+      if (shard.index.size() >= RowIndex::kMaxRows) {
+        return absl::DataLossError(
+            absl::StrCat("table '", config_.name, "' has more than ", kMaxRows, " rows"));
+      }
+      const auto [row, inserted] = shard.index.FindOrInsert(id, groups.hashes[i], id_of);
+      if (!inserted && !replace) {
+        return absl::DataLossError(
+            absl::StrCat("table '", config_.name, "' holds row ", id, " twice"));
+      }
+      float* data = inserted ? AppendRow(shard, row, id) : Row(shard, row);
+      std::memcpy(data, rows.data.data() + i * row_bytes, row_bytes);
+      if (steps) SetRowStep(data, LoadId(rows.steps.data(), i));
     }
-    const auto [row, inserted] = shard.index.FindOrInsert(id, hash, IdsOf(shard));
-    if (!inserted && !replace) {
-      return absl::DataLossError(
-          absl::StrCat("table '", config_.name, "' holds row ", id, " twice"));
-    }
-    float* data = inserted ? AppendRow(shard, row, id) : Row(shard, row);
-    std::memcpy(data, rows.data.data() + i * row_bytes, row_bytes);
-    if (steps) SetRowStep(data, LoadId(rows.steps.data(), i));
   }
   return absl::OkStatus();
 }

@@ -248,15 +248,11 @@ int64_t FirstNonFinite(const char* data, size_t n) {
   return -1;
 }
 
-namespace {
-
 absl::Status NonFiniteError(int64_t index, float value) {
   return absl::InvalidArgumentError(absl::StrCat("gradient element ", index, " is ",
                                                  std::isnan(value) ? "NaN" : "infinite",
                                                  "; non-finite updates are rejected"));
 }
-
-}  // namespace
 
 absl::Status CheckFiniteGradient(const char* data, size_t n) {
   const int64_t bad = FirstNonFinite(data, n);

@@ -62,5 +62,7 @@ int64_t FirstNonFinite(const char* data, size_t n);
 absl::Status CheckFiniteGradient(const char* data, size_t n);
 // The same for a gradient still in the pieces it arrived in.
 absl::Status CheckFiniteGradient(const ByteChunks& grad);
+// That error for element `index` of a gradient, whose value is `value`.
+absl::Status NonFiniteError(int64_t index, float value);
 
 }  // namespace tj

@@ -4,7 +4,6 @@
 #include <optional>
 #include <string>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "coordinator/ps/memory_budget.h"
@@ -16,19 +15,9 @@ PushAnnouncement ReadPushAnnouncement(const grpc::ServerContext& context,
   const auto& metadata = context.client_metadata();
   const auto it =
       metadata.find(grpc::string_ref(kPushBytesHeader.data(), kPushBytesHeader.size()));
-  PushAnnouncement announcement;
-  if (it == metadata.end()) return announcement;
-  const absl::string_view text(it->second.data(), it->second.size());
-  int64_t bytes = 0;
-  if (absl::SimpleAtoi(text, &bytes) && bytes >= 0 && bytes <= max_message_bytes) {
-    announcement.kind = PushAnnouncement::Kind::kAnnounced;
-    announcement.bytes = bytes;
-    return announcement;
-  }
-  announcement.kind = PushAnnouncement::Kind::kMalformed;
-  // Bounded: the header is the peer's to fill, and the error goes to logs.
-  announcement.text = std::string(text.substr(0, 64));
-  return announcement;
+  if (it == metadata.end()) return ParsePushAnnouncement(std::nullopt, max_message_bytes);
+  return ParsePushAnnouncement(std::string_view(it->second.data(), it->second.size()),
+                               max_message_bytes);
 }
 
 grpc::Status ServeAdmittedPush(PushWindow& window, VariableStore& store, PsCounters& counters,

@@ -12,19 +12,13 @@
 
 #include "absl/time/time.h"
 #include "coordinator/ps/ps_dense_methods.h"
+#include "coordinator/ps/push_announcement.h"
 #include "coordinator/ps/push_window.h"
 #include "coordinator/ps/variable_store.h"
 
 namespace tj {
 
-// What a push's kPushBytesHeader says.
-struct PushAnnouncement {
-  enum class Kind { kAnnounced, kMissing, kMalformed };
-  Kind kind = Kind::kMissing;
-  int64_t bytes = 0;  // kAnnounced: the body's size
-  std::string text;   // kMalformed: the header's value, for the error
-};
-// kMalformed unless the header is a decimal number of bytes from 0 to `max_message_bytes`.
+// The push's kPushBytesHeader, parsed (ParsePushAnnouncement).
 PushAnnouncement ReadPushAnnouncement(const grpc::ServerContext& context,
                                       int64_t max_message_bytes);
 

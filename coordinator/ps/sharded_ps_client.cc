@@ -13,6 +13,7 @@
 #include "coordinator/base/status_macros.h"
 #include "coordinator/ps/dense_wire.h"
 #include "coordinator/ps/optimizer.h"
+#include "coordinator/ps/spare_buffers.h"
 #include "coordinator/ps/status_naming.h"
 #include "coordinator/ps/transfer_window.h"
 #include "coordinator/ps/variable_spec.h"
@@ -155,9 +156,11 @@ absl::Status ShardedPsClient::PullInto(const std::vector<std::string>& names,
     v1::Tensor& out = values[i];
     out.set_dtype(v1::DTYPE_FLOAT32);
     out.mutable_shape()->Assign(v.spec.shape.begin(), v.spec.shape.end());
-    // Same size as last time: the memory is reused as it is (no fresh pages, no zeroing).
-    if (out.data().size() != static_cast<size_t>(v.num_bytes)) {
-      out.mutable_data()->resize(static_cast<size_t>(v.num_bytes));
+    // Same size as last time: the memory is reused as it is (no fresh pages, no zeroing); else a
+    // spare a model left behind, before fresh memory.
+    const size_t n = static_cast<size_t>(v.num_bytes);
+    if (out.data().size() != n && !TakeSpareBuffer(*out.mutable_data(), n)) {
+      out.mutable_data()->resize(n);
     }
   }
 

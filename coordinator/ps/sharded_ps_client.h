@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -15,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "coordinator/ps/byte_chunks.h"
 #include "coordinator/ps/placement.h"
 #include "coordinator/ps/ps_client.h"
 #include "tj/v1/ps.pb.h"
@@ -97,6 +99,41 @@ class ShardedPsClient {
   absl::Status Push(const std::vector<std::string>& names,
                     const std::vector<std::shared_ptr<const v1::Tensor>>& gradients) const;
 
+  // Computes a range's gradient from its values, element by element or row by row: the elements
+  // [first_element, first_element + values.size()) of the variable, whole rows. It may read only
+  // `values` and must write every element of `gradient`. An error stops the step.
+  using RangeGradientFn = std::function<absl::Status(
+      int64_t first_element, std::span<const float> values, std::span<float> gradient)>;
+  // A streamed step of one variable: pull, compute and push slice by slice instead of the whole
+  // variable three times over. As each pulled slice arrives, its bytes are copied into `values`
+  // (the whole variable, reused as by PullInto) a few rows at a time, `compute` writes those rows'
+  // gradient into `gradient` (the whole variable's, reused; dtype and shape set here) while they
+  // are in cache, the gradient is checked finite in the same pass, and the slice is pushed from a
+  // view of it while later slices are still arriving. Pulls and pushes each keep at most
+  // `max_bytes_in_flight` outstanding; the worker holds values and gradient plus the pull window.
+  // For a worker alone it ends with the same values, gradient and PS state, bit for bit, as
+  // PullInto + compute + Push. Unlike Push, a bad gradient is found slice by slice: a non-finite
+  // element is InvalidArgument naming the variable and element, that slice and the ones not yet
+  // pushed are not, and the slices already pushed stay applied (as after a PS lost mid-Push). On
+  // success gRPC has let go of `gradient`, as after Push; on error a caller that reuses it checks
+  // use_count() == 1 first.
+  absl::Status StreamStep(const std::string& name, v1::Tensor& values,
+                          const std::shared_ptr<v1::Tensor>& gradient,
+                          const RangeGradientFn& compute) const;
+
+  // Writes a range's gradient (the elements [first_element, first_element + gradient.size()),
+  // whole rows) from what the model computed before; must write every element.
+  using RangeGradientOnlyFn =
+      std::function<absl::Status(int64_t first_element, std::span<float> gradient)>;
+  // The push half of StreamStep, for a model whose gradient needs all the values first (softmax:
+  // every row's gradient depends on the logits, which depend on every row): `compute` writes the
+  // gradient a few rows at a time, checked finite in the same pass, and each slice is pushed as
+  // soon as its rows are written while the next ones are computed. `gradient` as in StreamStep
+  // (reused, dtype and shape set here); the same errors, and for a worker alone the same gradient
+  // and PS state, bit for bit, as computing the whole gradient and Push.
+  absl::Status StreamPush(const std::string& name, const std::shared_ptr<v1::Tensor>& gradient,
+                          const RangeGradientOnlyFn& compute) const;
+
   // One float32 [n, dim] tensor per lookup, rows in the order of its ids.
   absl::StatusOr<std::vector<v1::Tensor>> Lookup(std::span<const SparseLookup> lookups) const;
   absl::Status PushSparse(std::span<const SparseUpdate> updates) const;
@@ -126,6 +163,12 @@ class ShardedPsClient {
   absl::StatusOr<int64_t> TableDim(std::string_view table) const;
   // NotFound for a name this client was not created with.
   absl::StatusOr<const VariablePlacement*> FindVariable(const std::string& name) const;
+  // StreamStep (with `pull`) and StreamPush: `compute_slice` runs on the caller's thread, once per
+  // slice, when the slice's values have arrived (pull) or before its push is started (no pull).
+  using SliceFn = std::function<absl::Status(const VariableSlice& slice, const ByteChunks* pieces)>;
+  absl::Status Stream(const VariablePlacement& v, bool pull,
+                      const std::shared_ptr<v1::Tensor>& gradient,
+                      const SliceFn& compute_slice) const;
 
   std::vector<std::shared_ptr<PsClient>> ps_;
   PsPlacement placement_;

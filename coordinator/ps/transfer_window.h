@@ -23,4 +23,18 @@ absl::Status RunWindowed(std::span<const int64_t> bytes, int64_t max_bytes_in_fl
                          const std::function<void(size_t, WindowDone)>& start,
                          const std::function<absl::Status(size_t, absl::Status)>& finish);
 
+// One stage of a staged run: its calls and what is done on the caller's thread when one ends.
+struct WindowStage {
+  std::function<void(size_t, WindowDone)> start;
+  std::function<absl::Status(size_t, absl::Status)> finish;
+};
+
+// Item i goes through `stages` in order (a streamed step: pull slice i, then push its gradient):
+// its call of stage s + 1 is started once stage s's finish returned OK, as the items of stage s
+// keep arriving. Each stage has a window of its own of `max_bytes_in_flight`, taken in item order
+// for the first stage and in order of readiness for the others. The same error rules as
+// RunWindowed: after the first error nothing new is started, in-flight calls are waited for.
+absl::Status RunStaged(std::span<const int64_t> bytes, int64_t max_bytes_in_flight,
+                       std::span<const WindowStage> stages);
+
 }  // namespace tj

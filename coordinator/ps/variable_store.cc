@@ -314,17 +314,17 @@ absl::StatusOr<int64_t> VariableStore::ReserveRows(const EmbeddingTable& table, 
                                                    size_t n, absl::string_view what) {
   const int64_t per_row = table.bytes_per_row();
   const int64_t rows = table.num_rows();
-  const int64_t dense = budget_bytes_ > 0 ? dense_bytes() : 0;
+  const int64_t dense = budget_bytes_ ? dense_bytes() : 0;
   // Room for `bytes` more, taken atomically so that concurrent calls cannot both take the last of
   // it.
   auto try_reserve = [&](int64_t bytes) {
-    if (budget_bytes_ == 0) {
+    if (!budget_bytes_) {
       row_bytes_.fetch_add(bytes, std::memory_order_relaxed);
       return true;
     }
     int64_t used = row_bytes_.load(std::memory_order_relaxed);
     do {
-      if (used + dense + bytes > budget_bytes_) return false;
+      if (used + dense + bytes > *budget_bytes_) return false;
     } while (!row_bytes_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
     return true;
   };
@@ -347,7 +347,8 @@ absl::StatusOr<int64_t> VariableStore::ReserveRows(const EmbeddingTable& table, 
       HumanBytes(n_rows * per_row), ") would exceed this parameter server's memory budget: the "
       "table holds ", rows, " rows; embedding rows take ",
       HumanBytes(row_bytes_.load(std::memory_order_relaxed)), " and dense variables ",
-      HumanBytes(dense), " of a budget of ", HumanBytes(budget_bytes_), " (", budget_source_,
+      HumanBytes(dense), " of a budget of ", HumanBytes(budget_bytes_.value_or(0)), " (",
+      budget_source_,
       "); give the PS more memory or more PS replicas"));
 }
 

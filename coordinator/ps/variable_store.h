@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,7 +114,8 @@ class VariableStore {
 
   // Bounds the memory embedding rows may take: a Lookup or PushSparse that could create rows
   // beyond `bytes` (with the dense variables' bytes) is ResourceExhausted naming the table, its
-  // rows and the budget, before any row is created. 0: no bound (the default). `source` says
+  // rows and the budget, before any row is created. Without a call there is no bound; a budget of
+  // 0 (a PS that started with no room beyond its headroom) refuses every new row. `source` says
   // where the figure came from, for the message. A restore whose state (its variables and rows,
   // counted as they are read) would exceed it is ResourceExhausted too, before the variable or
   // table's rows that cross it are allocated, and the store is left unchanged.
@@ -194,7 +196,7 @@ class VariableStore {
   mutable uint64_t last_save_id_ ABSL_GUARDED_BY(save_mu_) = 0;
   mutable uint64_t save_before_last_id_ ABSL_GUARDED_BY(save_mu_) = 0;
 
-  int64_t budget_bytes_ = 0;  // set before serving; 0: no bound
+  std::optional<int64_t> budget_bytes_;  // set before serving; unset: no bound
   std::string budget_source_;
   std::atomic<int64_t> row_bytes_{0};  // rows' bytes (bytes_per_row each), reservations included
 };

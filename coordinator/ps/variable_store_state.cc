@@ -191,11 +191,11 @@ int64_t VariableStore::RestoredBytes(const VariableMap& variables, const TableMa
 
 absl::Status VariableStore::AdmitRestored(const std::string& what, int64_t bytes,
                                           int64_t restored_bytes) const {
-  if (budget_bytes_ == 0 || restored_bytes + bytes <= budget_bytes_) return absl::OkStatus();
+  if (!budget_bytes_ || restored_bytes + bytes <= *budget_bytes_) return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrCat(
       what, " needs ", HumanBytes(bytes), " and what is restored before it ",
       HumanBytes(restored_bytes), ": more than this parameter server's memory budget of ",
-      HumanBytes(budget_bytes_), " (", budget_source_,
+      HumanBytes(*budget_bytes_), " (", budget_source_,
       "); restore it on a PS with more memory (the same number of PS replicas)"));
 }
 

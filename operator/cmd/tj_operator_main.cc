@@ -135,7 +135,9 @@ int main(int argc, char** argv) {
   app.add_option("--log-format", flags.log_format, "json or text")
       ->check(CLI::IsMember({"json", "text"}));
   app.add_option("--terminating-pod-timeout", flags.terminating_pod_timeout,
-                 "force-delete pods stuck Terminating on a lost node after this (e.g. 5m)");
+                 "force-delete pods stuck Terminating on a lost node this long past their "
+                 "deadline (e.g. 5m), for replicas with replacementPolicy Failed; others at "
+                 "their deadline");
   app.add_option("--write-concurrency", flags.write_concurrency, "API writes in flight at once")
       ->check(CLI::Range(1, 256));
   app.add_option("--write-queue-capacity", flags.write_queue_capacity,

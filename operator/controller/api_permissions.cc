@@ -43,10 +43,11 @@ const std::vector<ApiPermission>& OperatorApiPermissions() {
       {"networking.k8s.io", "networkpolicies", {"get", "create"}, ApiScope::kJobs,
        ApiFeature::kNetworkPolicy, true,
        "the job's NetworkPolicy (Reconciler::EnsureNetworkPolicy): create, get when it exists"},
-      {"kueue.x-k8s.io", "workloads", {"get", "create", "patch"}, ApiScope::kJobs,
-       ApiFeature::kKueue, true,
-       "a queued job's Workload (AdmissionStep): read each reconcile, created once, spec.active "
-       "patched to follow runPolicy.suspend"},
+      {"kueue.x-k8s.io", "workloads", {"list", "watch", "get", "create", "patch"},
+       ApiScope::kJobs, ApiFeature::kKueue, true,
+       "the Workload informer (Controller: Kueue's admission and eviction wake the job); a queued "
+       "job's Workload (AdmissionStep): read by GET until the informer has listed, created once, "
+       "spec.active patched to follow runPolicy.suspend; marked Finished (WorkloadFinishedStep)"},
       {"kueue.x-k8s.io", "workloads/status", {"update"}, ApiScope::kJobs, ApiFeature::kKueue, true,
        "the quota handed back once an evicted job's pods are gone (AdmissionStep), Finished when "
        "the job ends (WorkloadFinishedStep)"},

@@ -117,6 +117,27 @@ std::string MaskedAccessKeyId(const std::string& access_key_id) {
   return absl::StrCat("****", access_key_id.substr(access_key_id.size() - 4));
 }
 
+std::string MaskAccessKeyIdsIn(std::string_view message) {
+  constexpr std::string_view kQuote = "access key ";
+  std::string out;
+  size_t at = 0;
+  while (true) {
+    const size_t found = message.find(kQuote, at);
+    if (found == std::string_view::npos) break;
+    const size_t id_start = found + kQuote.size();
+    size_t id_end = id_start;
+    while (id_end < message.size() && message[id_end] != ')' && message[id_end] != ' ' &&
+           message[id_end] != ',' && message[id_end] != ';') {
+      ++id_end;
+    }
+    out.append(message.substr(at, id_start - at));
+    out += MaskedAccessKeyId(std::string(message.substr(id_start, id_end - id_start)));
+    at = id_end;
+  }
+  out.append(message.substr(at));
+  return out;
+}
+
 absl::StatusOr<S3Credentials> CredentialsFromSecret(const v1alpha1::TrainingJob& job,
                                                     const json& secret) {
   const v1alpha1::S3CredentialsSecret& ref = SecretOf(job);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "api/v1alpha1/types.h"
@@ -41,6 +42,9 @@ struct S3Credentials {
 // How messages show an access key ID: its last four characters after "****" (as AWS's console
 // does), all "****" when it has fewer than eight; never the secret access key.
 std::string MaskedAccessKeyId(const std::string& access_key_id);
+// `message` with every ID the runtime quotes as "access key <ID>" masked as above: for a
+// coordinator's report, whose credentials the operator does not read.
+std::string MaskAccessKeyIdsIn(std::string_view message);
 
 // The access key pair out of `secret` (as read from the API server: data values in base64).
 // FailedPrecondition, whose message names the Secret, the key and the spec field, when a key is

@@ -21,7 +21,7 @@ absl::Status ProbeCheckpointBucket(const v1alpha1::TrainingJob& job,
   options.secret_key = credentials.secret_access_key;
   options.credentials_source = DescribeCredentialsSecret(job);
   options.request_timeout = kBucketProbeTimeout;
-  S3ObjectStore store(std::move(options), location->bucket);
+  S3ObjectStore store(std::move(options), location->bucket, location->prefix);
   return store.CheckAccess();
 }
 

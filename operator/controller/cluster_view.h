@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,13 @@ class ClusterView {
   // The Node, or null. `known` is false when nodes cannot be read (not watched, no permission):
   // then a missing node proves nothing.
   virtual ObjectPtr Node(const std::string& name, bool* known) = 0;
+  // Kueue's Workload (kueue.x-k8s.io) by name from a watch of the Workloads TrainingJobs control:
+  // null when there is none. nullopt when Workloads are not watched (no --kueue, Kueue not
+  // installed, the watch not synced yet): the caller then GETs it and looks again later.
+  virtual std::optional<ObjectPtr> WatchedWorkload(const std::string& /*namespace_name*/,
+                                                   const std::string& /*name*/) {
+    return std::nullopt;
+  }
   // True when reads go to the API server itself, so an object whose create succeeded is seen by
   // the next read (no informer will report it); false for a cache.
   virtual bool Live() const { return false; }

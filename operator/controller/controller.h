@@ -1,5 +1,5 @@
 // The TrainingJob controller: informers on TrainingJobs and on the Pods and Services the operator
-// owns (and on Nodes, for node loss), the jobs' Secrets read by name (JobSecrets: never listed or
+// owns (and on Nodes, for node loss; with --kueue on the Workloads it owns), the jobs' Secrets read by name (JobSecrets: never listed or
 // watched), a rate-limited work queue of job keys, and worker
 // threads calling Reconciler::Reconcile. Events on owned objects enqueue their owner; a failed
 // reconcile (an error, or an exception thrown by one job's odd JSON) is retried with per-key
@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "absl/status/status.h"
 #include "coordinator/metrics/metrics_registry.h"
 #include "operator/controller/event_sink.h"
+#include "operator/controller/job_metrics.h"
 #include "operator/controller/job_secrets.h"
 #include "operator/controller/preemption_notifier.h"
 #include "operator/controller/reconcile_guard.h"
@@ -71,16 +73,25 @@ class Controller {
   // A failed reconcile of `key`: counted, logged, a Warning Event on the job (conflicts excepted),
   // and the key requeued with its backoff.
   void ReportFailure(const std::string& key, const GuardedReconcile& guarded);
+  // The work queues' depths, every second while acting.
   void RefreshGauges();
+  // The registry's collector: the figures of every job (JobMetrics, tj_operator_jobs) as of the
+  // scrape.
+  void CollectJobGauges();
 
   std::shared_ptr<kube::KubeClient> client_;
   ControllerOptions options_;
   MetricsRegistry* metrics_;
+  std::unique_ptr<JobMetrics> job_metrics_;  // with metrics_; only CollectJobGauges uses it
+  std::optional<MetricsRegistry::CollectorId> collector_;
   EventSink& events_;
   std::unique_ptr<kube::Informer> jobs_;
   std::unique_ptr<kube::Informer> pods_;
   std::unique_ptr<kube::Informer> services_;
   std::unique_ptr<kube::Informer> nodes_;
+  // With --kueue: the Workloads TrainingJobs control. Not waited for at start: without Kueue
+  // installed (or the RBAC) it never lists, and the admission step then GETs and polls.
+  std::unique_ptr<kube::Informer> workloads_;
   JobSecrets secrets_;
   std::unique_ptr<CacheView> view_;
   std::unique_ptr<ThreadPoolWriteExecutor> writes_;  // before reconciler_: it writes through it

@@ -1,6 +1,7 @@
 #include "operator/controller/job_reconcile.h"
 
 #include "absl/strings/str_cat.h"
+#include "api/v1alpha1/coordination_port.h"
 #include "api/v1alpha1/labels.h"
 #include "spdlog/spdlog.h"
 
@@ -37,9 +38,10 @@ const ObservedPod* RunningCoordinator(const std::vector<ObservedPod>& pods) {
   return nullptr;
 }
 
-std::string CoordinatorAddress(const ObservedPod* coordinator) {
-  return coordinator == nullptr ? ""
-                                : absl::StrCat(coordinator->pod_ip, ":", v1alpha1::kTrainerPort);
+std::string CoordinatorAddress(const v1alpha1::TrainingJob& job, const ObservedPod* coordinator) {
+  if (coordinator == nullptr) return "";
+  return absl::StrCat(coordinator->pod_ip, ":",
+                      v1alpha1::CoordinationPort(job).value_or(v1alpha1::kTrainerPort));
 }
 
 std::shared_ptr<const CoordinatorTls> TlsFor(const std::string& job_key,

@@ -92,8 +92,9 @@ std::string ObjectName(const nlohmann::json& object);
 const ObservedPod* FindPod(const std::vector<ObservedPod>& pods, ReplicaKey key);
 // The running coordinator with an IP, or null.
 const ObservedPod* RunningCoordinator(const std::vector<ObservedPod>& pods);
-// "podIP:2222" of the running coordinator, or "".
-std::string CoordinatorAddress(const ObservedPod* coordinator);
+// "podIP:port" of the running coordinator's Coordination service, or "": the trainer port (2222),
+// or the job's declared coordination port (v1alpha1::CoordinationPort: a TensorFlow chief).
+std::string CoordinatorAddress(const v1alpha1::TrainingJob& job, const ObservedPod* coordinator);
 // How the operator calls this coordinator: TLS with the job's control certificate when the pod
 // serves TLS, plaintext for a pod of an operator before TLS (null).
 std::shared_ptr<const CoordinatorTls> TlsFor(const std::string& job_key,

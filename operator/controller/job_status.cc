@@ -21,9 +21,9 @@ void SetJobCondition(std::vector<JobCondition>& conditions, ConditionType type,
                      absl::Time now) {
   auto it = std::find_if(conditions.begin(), conditions.end(),
                          [&](const JobCondition& c) { return c.type == type; });
-  // Stuck reports beside the phase and is never the state: it goes first and stays in place, so
-  // the last condition (the State column) is still the phase's.
-  const bool beside_the_phase = type == ConditionType::kStuck;
+  // Stuck and CheckpointFailing report beside the phase and are never the state: they go first and
+  // stay in place, so the last condition (the State column) is still the phase's.
+  const bool beside_the_phase = v1alpha1::BesideThePhase(type);
   if (it == conditions.end()) {
     if (beside_the_phase) {
       conditions.insert(conditions.begin(), {type, status, reason, message, now});
@@ -131,6 +131,21 @@ v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& pre
     Clear(next.conditions, ConditionType::kStuck, "PodsStarted",
           "every pod started or is on its way", now);
   }
+  if (update.checkpoint_error && !update.checkpoint_error->empty()) {
+    SetJobCondition(next.conditions, ConditionType::kCheckpointFailing, ConditionStatus::kTrue,
+                    kCheckpointStorageUnavailableReason, *update.checkpoint_error, now);
+  } else if (update.checkpoint_error && update.last_checkpoint_step.value_or(-1) >
+                                            previous.last_checkpoint_step.value_or(-1)) {
+    // Only a save cleared it: a new coordinator reports no error before its first save (it
+    // restored the checkpoint that was already the newest, or is still starting), which says
+    // nothing about the storage that refused the old one.
+    Clear(next.conditions, ConditionType::kCheckpointFailing, kCheckpointSavedReason,
+          update.last_checkpoint_step
+              ? absl::StrCat("the coordinator reports no failed save; the newest checkpoint is "
+                             "step ", *update.last_checkpoint_step)
+              : std::string("the coordinator reports no failed save"),
+          now);
+  }
   switch (decision.phase) {
     case JobPhase::kRunning:
       Clear(next.conditions, ConditionType::kRestarting, "Running", decision.message, now);
@@ -202,7 +217,7 @@ v1alpha1::TrainingJobStatus NextJobStatus(const v1alpha1::TrainingJobStatus& pre
   }
   next.state.clear();
   for (const JobCondition& c : next.conditions) {
-    if (c.status == ConditionStatus::kTrue && c.type != ConditionType::kStuck) {
+    if (c.status == ConditionStatus::kTrue && !v1alpha1::BesideThePhase(c.type)) {
       next.state = std::string(v1alpha1::ConditionTypeName(c.type));
     }
   }

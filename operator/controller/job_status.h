@@ -22,7 +22,11 @@ inline constexpr char kPodGroupUnavailableReason[] = "PodGroupUnavailable";
 inline constexpr char kCheckpointVolumeUnavailableReason[] = "CheckpointVolumeUnavailable";
 // The same for the job's checkpoint bucket (checkpoint_storage.h): its credentials Secret is
 // missing or lacks a key, or the bucket is missing, refuses the credentials or does not answer.
+// Also the reason of a True CheckpointFailing condition (and its Warning Event): a running
+// coordinator's save failed on its storage and training went on.
 inline constexpr char kCheckpointStorageUnavailableReason[] = "CheckpointStorageUnavailable";
+// The reason of a False CheckpointFailing condition: a save succeeded after failed ones.
+inline constexpr char kCheckpointSavedReason[] = "CheckpointSaved";
 // The reason of a False Created condition: the API server refused to create a replica's object.
 inline constexpr char kFailedCreateReason[] = "FailedCreate";
 
@@ -51,6 +55,11 @@ struct StatusUpdate {
   // As the coordinator last reported them; unset: keep what the status has.
   std::optional<int64_t> step;
   std::optional<int64_t> last_checkpoint_step;
+  // As the coordinator last reported it (TrainingProgress::checkpoint_error, access keys masked);
+  // unset: no report, keep what the status has. Non-empty: CheckpointFailing True with reason
+  // CheckpointStorageUnavailable and this message; empty: False (reason CheckpointSaved) when it
+  // was True and last_checkpoint_step is past the status's (a save succeeded since), else kept.
+  std::optional<std::string> checkpoint_error;
   // The coordinator's own time split, added to status.goodputAccount (MergeRun, jobcontrol/goodput.h).
   std::optional<v1alpha1::RunGoodput> goodput;
   // Non-empty: the job's PodGroup could not be made (its API is not installed, say), so no pod

@@ -178,7 +178,14 @@ void JobWrites::Finished(Batch& batch, size_t index, const absl::StatusOr<json>&
       batch.failed = true;
     }
   }
-  if (observed_now) expectations_.Observed(batch.key, w.object);
+  if (observed_now) {
+    // A refused create brings the job back through BatchDone, with the key's backoff.
+    if (result.ok() && !view_.Live()) {
+      ObservedByAnswer(batch.key, w.object);
+    } else {
+      expectations_.Observed(batch.key, w.object);
+    }
+  }
   bool last = false;
   {
     StdMutexLock lock(batch.mu);
@@ -253,7 +260,13 @@ void JobWrites::StatusWritten(const std::string& key, const json& job_json,
       memory.awaited_status_version = version;
     }
   });
-  if (observed) expectations_.Observed(key, "status");
+  if (observed) ObservedByAnswer(key, "status");
+}
+
+void JobWrites::ObservedByAnswer(const std::string& key, const std::string& object) {
+  if (expectations_.Observed(key, object) == Observation::kSatisfied && options_.on_writes_done) {
+    options_.on_writes_done(key, /*failed=*/false);
+  }
 }
 
 void JobWrites::JobObserved(const json& job) {

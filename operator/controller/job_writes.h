@@ -79,6 +79,12 @@ class JobWrites {
   // The first status write answered with `version`: observed once the cache holds it.
   void StatusWritten(const std::string& key, const nlohmann::json& job_json,
                      const std::string& version);
+  // An observation made from a write's answer rather than an informer event (the Secret, a
+  // status write the cache already showed): when it is the job's last awaited one, the job is
+  // brought back (on_writes_done, not failed). No informer event follows it, and a reconcile that
+  // ran meanwhile stopped at AwaitCreations until the expectations' TTL (5 minutes): the lost
+  // wake-up of an admitted Kueue job (docs/kueue.md).
+  void ObservedByAnswer(const std::string& key, const std::string& object);
 
   ClusterView& view_;
   EventSink& events_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 #include "api/v1alpha1/status_json.h"
 #include "jobcontrol/replicas.h"
 #include "operator/controller/replica_objects.h"
@@ -82,7 +84,14 @@ std::string PriorityClassOf(const v1alpha1::TrainingJob& job) {
 }
 
 std::string WorkloadName(const v1alpha1::TrainingJob& job) {
+  if (std::string prebuilt = Label(job, kPrebuiltWorkloadLabel); !prebuilt.empty()) {
+    return prebuilt;
+  }
   return "trainingjob-" + job.metadata.name;
+}
+
+bool UsesPrebuiltWorkload(const v1alpha1::TrainingJob& job) {
+  return !Label(job, kPrebuiltWorkloadLabel).empty();
 }
 
 std::string_view PodSetName(ReplicaType type) {
@@ -180,6 +189,58 @@ WorkloadReading ReadWorkload(const json& workload) {
     if (read.message.empty()) from(Condition(workload, "Admitted"));
   }
   return read;
+}
+
+bool HasController(const json& object) {
+  if (!object.contains("metadata") || !object["metadata"].is_object()) return false;
+  const json refs = object["metadata"].value("ownerReferences", json::array());
+  if (!refs.is_array()) return false;
+  return std::any_of(refs.begin(), refs.end(), [](const json& ref) {
+    return ref.is_object() && ref.value("controller", false);
+  });
+}
+
+json AdoptionPatch(const json& workload, const v1alpha1::TrainingJob& job) {
+  const json& meta = workload.contains("metadata") ? workload["metadata"] : json::object();
+  json refs = meta.value("ownerReferences", json::array());
+  if (!refs.is_array()) refs = json::array();
+  refs.push_back(ControllerReference(job));
+  json patch = {{"metadata", {{"ownerReferences", refs}}}};
+  if (meta.contains("resourceVersion")) {
+    patch["metadata"]["resourceVersion"] = meta["resourceVersion"];
+  }
+  // A label value is at most 63 characters: a UID (36) always fits.
+  if (job.metadata.uid) patch["metadata"]["labels"] = {{kJobUidLabel, *job.metadata.uid}};
+  return patch;
+}
+
+std::string PodSetMismatch(const json& workload, const v1alpha1::TrainingJob& job) {
+  std::map<std::string, int64_t> want;
+  const json built = BuildWorkload(job, std::nullopt);  // outlives the loop (a range-for over a
+                                                        // member of a temporary would not)
+  for (const json& set : built["spec"]["podSets"]) {
+    want[set.value("name", "")] = set.value("count", int64_t{0});
+  }
+  std::map<std::string, int64_t> have;
+  const json& spec = workload.contains("spec") ? workload["spec"] : json::object();
+  const json sets = spec.value("podSets", json::array());
+  if (sets.is_array()) {
+    for (const json& set : sets) {
+      if (set.is_object()) have[set.value("name", "")] = set.value("count", int64_t{0});
+    }
+  }
+  for (const auto& [name, count] : want) {
+    auto it = have.find(name);
+    if (it == have.end()) return absl::StrCat("it has no PodSet ", name);
+    if (it->second != count) {
+      return absl::StrCat("its PodSet ", name, " counts ", it->second, " pods, the job has ",
+                          count);
+    }
+  }
+  for (const auto& [name, count] : have) {
+    if (!want.contains(name)) return absl::StrCat("its PodSet ", name, " is no role of the job");
+  }
+  return "";
 }
 
 void AddFlavor(const json& flavor, Placement& placement) {

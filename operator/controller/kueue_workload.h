@@ -22,6 +22,11 @@ namespace tj::op {
 
 inline constexpr char kQueueNameLabel[] = "kueue.x-k8s.io/queue-name";
 inline constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
+// Names a Workload made for the job by someone else (MultiKueue's copy of a job in a worker
+// cluster names the Workload it copied there): the job uses that one and never creates its own.
+inline constexpr char kPrebuiltWorkloadLabel[] = "kueue.x-k8s.io/prebuilt-workload-name";
+// Put on a Workload the job adopts, as Kueue's job integrations do.
+inline constexpr char kJobUidLabel[] = "kueue.x-k8s.io/job-uid";
 
 // A kueue.x-k8s.io/v1beta2 object (`resource`: "workloads", "localqueues", "resourceflavors",
 // "workloadpriorityclasses"; the last two are cluster-scoped: `ns` empty).
@@ -32,8 +37,11 @@ kube::ResourceRef KueueResource(std::string_view resource, std::string ns = "",
 std::string QueueNameOf(const v1alpha1::TrainingJob& job);
 std::string PriorityClassOf(const v1alpha1::TrainingJob& job);
 
-// "trainingjob-<job name>": one Workload per job, for the job's whole life.
+// The job's Workload, one for the job's whole life: the prebuilt one its label names, else
+// "trainingjob-<job name>".
 std::string WorkloadName(const v1alpha1::TrainingJob& job);
+// Whether the job is labelled with a prebuilt Workload (kPrebuiltWorkloadLabel).
+bool UsesPrebuiltWorkload(const v1alpha1::TrainingJob& job);
 
 // The PodSet of a role: "coordinator", "ps", "worker".
 std::string_view PodSetName(ReplicaType type);
@@ -60,6 +68,17 @@ struct WorkloadReading {
   std::map<ReplicaType, std::vector<std::string>> flavors;
 };
 WorkloadReading ReadWorkload(const nlohmann::json& workload);
+
+// Whether the object has a controller ownerReference (to anything).
+bool HasController(const nlohmann::json& object);
+// The merge patch by which the job adopts a prebuilt Workload that nothing controls: its
+// ownerReferences plus the controller reference to the job, the job-uid label, and the
+// Workload's resourceVersion (so a change meanwhile makes the patch a Conflict, not a blind
+// overwrite).
+nlohmann::json AdoptionPatch(const nlohmann::json& workload, const v1alpha1::TrainingJob& job);
+// Empty when the prebuilt Workload's PodSets are the job's (the same names and counts, in any
+// order); else what differs, naming the PodSet.
+std::string PodSetMismatch(const nlohmann::json& workload, const v1alpha1::TrainingJob& job);
 
 // Where the pods of one role go: the union of its admitted flavours' nodeLabels and tolerations.
 struct Placement {

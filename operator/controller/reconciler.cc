@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/v1alpha1/load.h"
+#include "api/v1alpha1/managed_by.h"
 #include "operator/controller/reconciler_admission.h"
 #include "operator/controller/reconciler_await_creations.h"
 #include "operator/controller/reconciler_checkpoint_storage.h"
@@ -30,10 +31,11 @@ Reconciler::Reconciler(ClusterView& view, kube::KubeClient& client, PreemptionNo
       options_(std::move(options)),
       writes_(view, events,
               options_.writes != nullptr ? *options_.writes : inline_writes_, counting_, options_),
-      invalid_(view, client, events) {
+      invalid_(view, client, events),
+      multikueue_(view, client, events, options_.kueue) {
   auto notices = std::make_unique<NoticesStep>(view, notifier, events, counting_, options_.metrics);
   notices_ = notices.get();
-  steps_.push_back(std::make_unique<WorkloadFinishedStep>(client, options_.kueue));
+  steps_.push_back(std::make_unique<WorkloadFinishedStep>(view, client, options_.kueue));
   steps_.push_back(std::make_unique<FinishedStep>(client, events, counting_));
   steps_.push_back(std::make_unique<SecretStep>(view, client));
   steps_.push_back(std::make_unique<AwaitCreationsStep>(*notices_, writes_.expectations()));
@@ -42,7 +44,7 @@ Reconciler::Reconciler(ClusterView& view, kube::KubeClient& client, PreemptionNo
   steps_.push_back(std::move(notices));
   steps_.push_back(
       std::make_unique<StuckPodsStep>(view, client, events, options_.terminating_pod_timeout));
-  steps_.push_back(std::make_unique<AdmissionStep>(client, events, *notices_, options_.kueue));
+  steps_.push_back(std::make_unique<AdmissionStep>(view, client, events, *notices_, options_.kueue));
   steps_.push_back(std::make_unique<DecideStep>(*notices_, invalid_));
   steps_.push_back(std::make_unique<PendingPodsStep>(events));
   // Holds: each may keep the job's pods from being created (MayCreatePods).
@@ -77,10 +79,16 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   ObjectPtr job_json = view_.Job(ns, name);
   if (job_json == nullptr) {
     // Its objects go with it (ownerReferences).
-    for (const auto& step : steps_) step->Forget(key);
-    writes_.Forget(key);
-    invalid_.Forget(key);
-    if (options_.progress != nullptr) options_.progress->Forget(key);
+    Forget(key);
+    return {};
+  }
+  if (v1alpha1::ManagedByAnotherController(*job_json)) {
+    // spec.managedBy names another controller (MultiKueue, which writes the status it copies
+    // from a worker cluster): no status write, not even a problem with the spec. MultiKueue
+    // dispatches a job through its Workload, which only the job kind's controller makes.
+    if (multikueue_.Handles(*job_json)) return multikueue_.Reconcile(*job_json, key);
+    // The field is immutable, so this job never was ours.
+    Forget(key);
     return {};
   }
   v1alpha1::CheckedTrainingJob checked = v1alpha1::CheckTrainingJobJson(*job_json);
@@ -92,6 +100,14 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     return invalid_.Reconcile(*job_json, key, absl::StrJoin(problems, "; "), now);
   }
   return ReconcileValid(*job_json, std::move(*checked.job), now);
+}
+
+void Reconciler::Forget(const std::string& key) {
+  for (const auto& step : steps_) step->Forget(key);
+  writes_.Forget(key);
+  invalid_.Forget(key);
+  multikueue_.Forget(key);
+  if (options_.progress != nullptr) options_.progress->Forget(key);
 }
 
 absl::StatusOr<std::vector<ObservedPod>> Reconciler::ObservePods(const v1alpha1::TrainingJob& job) {

@@ -12,6 +12,9 @@
 // executor (job_writes.h), and a job whose expected creations have not been observed yet
 // (ObjectObserved, from the informers) creates nothing more.
 //
+// A job whose spec.managedBy names another controller gets none of that; one MultiKueue dispatches
+// from this (manager) cluster gets its Workload and nothing else (multikueue_workload.h).
+//
 // What the steps remember (each its own, behind its own lock; rebuilt harmlessly after an
 // operator restart): pods whose restart was carried out (RestartedPods), notices sent and a PS's
 // last disruption (NoticesStep), the PodGroup last confirmed (PodGroupStep), the token of a
@@ -29,6 +32,7 @@
 #include "operator/controller/event_sink.h"
 #include "operator/controller/expectations.h"
 #include "operator/controller/job_writes.h"
+#include "operator/controller/multikueue_workload.h"
 #include "operator/controller/preemption_notifier.h"
 #include "operator/controller/reconcile_step.h"
 #include "operator/controller/reconciler_invalid_spec.h"
@@ -71,6 +75,8 @@ class Reconciler {
   std::vector<std::string> StepNames() const;
 
  private:
+  // Drops what the steps and writes remember of the job (deleted, or not ours).
+  void Forget(const std::string& key);
   ReconcileResult ReconcileValid(const nlohmann::json& job_json, v1alpha1::TrainingJob job,
                                  absl::Time now);
   // The job's own pods (controlled by its UID), observed; pods already restarted are left out.
@@ -83,6 +89,7 @@ class Reconciler {
   RestartedPods restarted_;
   JobWrites writes_;
   InvalidSpec invalid_;
+  MultiKueueWorkload multikueue_;
   std::vector<std::unique_ptr<ReconcileStep>> steps_;
   NoticesStep* notices_ = nullptr;  // one of steps_
 };

@@ -1,9 +1,11 @@
 #include "operator/controller/reconciler_admission.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "operator/controller/job_status.h"
+#include "operator/controller/kueue_requests.h"
 #include "operator/controller/replica_objects.h"
 #include "spdlog/spdlog.h"
 
@@ -11,10 +13,6 @@ namespace tj::op {
 namespace {
 
 using nlohmann::json;
-
-std::string Describe(const kube::ResourceRef& ref) {
-  return absl::StrCat(ref.namespace_name, ref.namespace_name.empty() ? "" : "/", ref.name);
-}
 
 // The reason of the job's Suspended condition while its Workload waits.
 constexpr char kWaitingReason[] = "WaitingForAdmission";
@@ -24,6 +22,20 @@ constexpr char kWaitingReason[] = "WaitingForAdmission";
 StepResult AdmissionStep::Hold(JobReconcile& job, const std::string& reason,
                                const std::string& message) {
   job.queue_hold = QueueHold{reason, message};
+  return StepResult::RequeueAfter(options_.poll_interval);
+}
+
+bool AdmissionStep::WorkloadWatched(const JobReconcile& job) {
+  return view_.WatchedWorkload(JobNamespace(*job.job), WorkloadName(*job.job)).has_value();
+}
+
+StepResult AdmissionStep::AwaitWorkload(JobReconcile& job, const std::string& reason,
+                                        const std::string& message) {
+  job.queue_hold = QueueHold{reason, message};
+  // Watched, Kueue's next change of the Workload (or, evicted, the pods' deletions) brings the
+  // job back: no look again. Session 11 kept one every poll_interval because an admitted job
+  // twice got no pods; that was a wake-up lost in JobWrites (ObservedByAnswer), not here.
+  if (WorkloadWatched(job)) return StepResult::Continue();
   return StepResult::RequeueAfter(options_.poll_interval);
 }
 
@@ -44,12 +56,12 @@ absl::StatusOr<std::string> AdmissionStep::QueueProblem(const JobReconcile& job)
   absl::StatusOr<json> got = client_.Get(ref);
   if (got.ok()) return std::string();
   if (absl::IsNotFound(got.status())) {
-    return absl::StrCat("metadata.labels[", kQueueNameLabel, "]: LocalQueue ", Describe(ref),
+    return absl::StrCat("metadata.labels[", kQueueNameLabel, "]: LocalQueue ", DescribeRef(ref),
                         " does not exist (or Kueue is not installed); the job waits, without "
                         "pods, until it does");
   }
   if (absl::IsPermissionDenied(got.status())) {
-    return absl::StrCat("the operator may not read LocalQueue ", Describe(ref), " (",
+    return absl::StrCat("the operator may not read LocalQueue ", DescribeRef(ref), " (",
                         got.status().message(),
                         "); its RBAC must grant kueue.x-k8s.io localqueues get (the Helm chart "
                         "does with kueue.enabled=true)");
@@ -61,28 +73,48 @@ StepResult AdmissionStep::Run(JobReconcile& job) {
   if (!options_.enabled || QueueNameOf(*job.job).empty()) return StepResult::Continue();
   const v1alpha1::TrainingJob& spec = *job.job;
   const kube::ResourceRef ref = KueueResource("workloads", JobNamespace(spec), WorkloadName(spec));
-  absl::StatusOr<json> workload = client_.Get(ref);
+  const bool prebuilt = UsesPrebuiltWorkload(spec);
+  absl::StatusOr<json> workload = GetJobWorkload(view_, client_, spec);
+  if (absl::IsNotFound(workload.status()) && prebuilt) {
+    // MultiKueue copies the Workload to this cluster before the job: one missing is either not
+    // made yet or named wrong; either way this job never makes its own.
+    return Hold(job, "PrebuiltWorkloadNotFound",
+                absl::StrCat("metadata.labels[", kPrebuiltWorkloadLabel, "]: Workload ",
+                             DescribeRef(ref),
+                             " does not exist; the job waits, without pods, until it does"));
+  }
   if (absl::IsNotFound(workload.status())) return Create(job);
   if (absl::IsPermissionDenied(workload.status())) {
     return Hold(job, "KueueUnavailable",
-                absl::StrCat("the operator may not read Workload ", Describe(ref), " (",
+                absl::StrCat("the operator may not read Workload ", DescribeRef(ref), " (",
                              workload.status().message(),
                              "); its RBAC must grant kueue.x-k8s.io workloads (the Helm chart "
                              "does with kueue.enabled=true)"));
   }
   if (!workload.ok()) return StepResult::Fail(workload.status());
   if (!ControlledBy(*workload, spec.metadata.uid.value_or(""))) {
-    return Hold(job, "WorkloadConflict",
-                absl::StrCat("Workload ", Describe(ref),
-                             " exists and is not controlled by this TrainingJob; delete it or "
-                             "rename the job"));
+    if (!prebuilt || HasController(*workload)) {
+      return Hold(job, "WorkloadConflict",
+                  absl::StrCat("Workload ", DescribeRef(ref),
+                               " exists and is not controlled by this TrainingJob; delete it or ",
+                               prebuilt ? "label the job with another" : "rename the job"));
+    }
+    // A prebuilt Workload nothing controls yet: the job adopts it, as Kueue's integrations do,
+    // so that it goes with the job and the watch maps its changes to the job.
+    workload = client_.MergePatch(ref, AdoptionPatch(*workload, spec));
+    if (!workload.ok()) return StepResult::Fail(workload.status());
   }
-  // runPolicy.suspend is the Workload's spec.active: Kueue evicts an inactive Workload and
-  // releases its quota.
-  const bool active = !spec.spec.run_policy.suspend.value_or(false);
-  if (workload->value("spec", json::object()).value("active", true) != active) {
-    auto patched = client_.MergePatch(ref, {{"spec", {{"active", active}}}});
-    if (!patched.ok()) return StepResult::Fail(patched.status());
+  if (prebuilt) {
+    if (std::string mismatch = PodSetMismatch(*workload, spec); !mismatch.empty()) {
+      const std::string message =
+          absl::StrCat("the prebuilt Workload ", DescribeRef(ref), " is not this job's: ",
+                       mismatch, "; the job waits, without pods");
+      EventOnce(job, EventType::kWarning, "PrebuiltWorkloadOutOfSync", message);
+      return Hold(job, "PrebuiltWorkloadOutOfSync", message);
+    }
+  }
+  if (absl::Status active = SyncActive(client_, *workload, spec); !active.ok()) {
+    return StepResult::Fail(active);
   }
   const WorkloadReading read = ReadWorkload(*workload);
   switch (read.state) {
@@ -91,12 +123,17 @@ StepResult AdmissionStep::Run(JobReconcile& job) {
     case WorkloadState::kEvicted:
       return Evicted(job, *workload, read);
     case WorkloadState::kAdmitted: {
-      memory_.With(job.key, [](Memory& m) { m.eviction_seen.reset(); });
+      memory_.With(job.key, [](Memory& m) {
+        m.eviction_seen.reset();
+        m.eviction_counted = false;
+      });
       absl::StatusOr<std::shared_ptr<const Placements>> placements = PlacementsFor(job, read);
       if (!placements.ok()) return StepResult::Fail(placements.status());
       job.placements = *std::move(placements);
       EventOnce(job, EventType::kNormal, "Admitted",
-                absl::StrCat("Kueue admitted Workload ", Describe(ref)));
+                absl::StrCat("Kueue admitted Workload ", DescribeRef(ref)));
+      // Not watched, an eviction is seen by looking again.
+      if (WorkloadWatched(job)) return StepResult::Continue();
       return StepResult::RequeueAfter(options_.poll_interval);
     }
     case WorkloadState::kPending:
@@ -108,8 +145,8 @@ StepResult AdmissionStep::Run(JobReconcile& job) {
     EventOnce(job, EventType::kWarning, "LocalQueueNotFound", *problem);
     return Hold(job, "LocalQueueNotFound", *problem);
   }
-  return Hold(job, kWaitingReason,
-              absl::StrCat("Workload ", Describe(ref), " waits for admission in LocalQueue ",
+  return AwaitWorkload(job, kWaitingReason,
+              absl::StrCat("Workload ", DescribeRef(ref), " waits for admission in LocalQueue ",
                            QueueNameOf(spec), read.message.empty() ? "" : ": ", read.message));
 }
 
@@ -121,20 +158,14 @@ StepResult AdmissionStep::Create(JobReconcile& job) {
     EventOnce(job, EventType::kWarning, "LocalQueueNotFound", *problem);
     return Hold(job, "LocalQueueNotFound", *problem);
   }
-  std::optional<int32_t> priority;
-  if (const std::string name = PriorityClassOf(spec); !name.empty()) {
-    absl::StatusOr<json> pc = client_.Get(KueueResource("workloadpriorityclasses", "", name));
-    if (absl::IsNotFound(pc.status())) {
-      const std::string message =
-          absl::StrCat("metadata.labels[", kPriorityClassLabel, "]: WorkloadPriorityClass ", name,
-                       " does not exist; the job waits, without pods, until it does");
-      EventOnce(job, EventType::kWarning, "PriorityClassNotFound", message);
-      return Hold(job, "PriorityClassNotFound", message);
-    }
-    if (!pc.ok()) return StepResult::Fail(pc.status());
-    priority = pc->value("value", 0);
+  absl::StatusOr<std::optional<int32_t>> priority = WorkloadPriority(client_, spec);
+  if (absl::IsNotFound(priority.status())) {
+    const std::string message(priority.status().message());
+    EventOnce(job, EventType::kWarning, "PriorityClassNotFound", message);
+    return Hold(job, "PriorityClassNotFound", message);
   }
-  const json workload = BuildWorkload(spec, priority);
+  if (!priority.ok()) return StepResult::Fail(priority.status());
+  const json workload = BuildWorkload(spec, *priority);
   const kube::ResourceRef collection = KueueResource("workloads", JobNamespace(spec));
   absl::StatusOr<json> created = client_.Create(collection, workload);
   if (!created.ok() && !absl::IsAlreadyExists(created.status())) {
@@ -145,7 +176,8 @@ StepResult AdmissionStep::Create(JobReconcile& job) {
     events_.Record(*job.job_json, EventType::kNormal, "CreatedWorkload",
                    absl::StrCat("created Workload ", name, " in LocalQueue ", QueueNameOf(spec)));
   }
-  return Hold(
+  // Watched, its creation's event brings the job back.
+  return AwaitWorkload(
       job, kWaitingReason,
       absl::StrCat("Workload ", name, " waits for admission in LocalQueue ", QueueNameOf(spec)));
 }
@@ -167,8 +199,15 @@ StepResult AdmissionStep::Evicted(JobReconcile& job, const json& workload,
               why + "; the coordinator checkpoints before the pods are removed");
     return StepResult::Stop(std::min(options_.poll_interval, absl::Seconds(1)));
   }
+  // One preemption in status.preemptions, whatever the pods do meanwhile: counted here, in the
+  // first reconcile of the eviction that goes on to write the status (the notice's stops above
+  // do not), and the pods this hold deletes are not counted (NoticesStep::DeletingPod).
+  if (!memory_.With(job.key, [](Memory& m) { return std::exchange(m.eviction_counted, true); })) {
+    ++job.new_preemptions;
+  }
+  // The pods' deletions bring the job back (the pod watch).
   const bool pods_left = !job.pods.empty();
-  if (pods_left) return Hold(job, "Evicted", why + "; removing the job's pods");
+  if (pods_left) return AwaitWorkload(job, "Evicted", why + "; removing the job's pods");
   // Every pod is gone: the quota goes back, as Kueue's job integrations hand it back.
   json object = workload;
   object["status"] = ReleasedWorkloadStatus(workload, read, job.now);
@@ -176,10 +215,12 @@ StepResult AdmissionStep::Evicted(JobReconcile& job, const json& workload,
       KueueResource("workloads", JobNamespace(*job.job), WorkloadName(*job.job));
   absl::StatusOr<json> updated = client_.UpdateStatus(ref, object);
   if (!updated.ok()) return StepResult::Fail(updated.status());
+  // eviction_counted stays set until the job is seen admitted again: a reconcile that reads the
+  // Workload before this release reached the watch must not count the eviction twice.
   memory_.With(job.key, [](Memory& m) { m.eviction_seen.reset(); });
   EventOnce(job, EventType::kNormal, "QuotaReleased",
             why + "; its pods are gone and the quota is released; waiting for readmission");
-  return Hold(job, kWaitingReason, why + "; waiting for readmission");
+  return AwaitWorkload(job, kWaitingReason, why + "; waiting for readmission");
 }
 
 absl::StatusOr<std::shared_ptr<const Placements>> AdmissionStep::PlacementsFor(
@@ -215,7 +256,7 @@ StepResult WorkloadFinishedStep::Run(JobReconcile& job) {
   if (marked_.Get(job.key).done) return StepResult::Continue();
   const kube::ResourceRef ref =
       KueueResource("workloads", JobNamespace(*job.job), WorkloadName(*job.job));
-  absl::StatusOr<json> workload = client_.Get(ref);
+  absl::StatusOr<json> workload = GetJobWorkload(view_, client_, *job.job);
   if (absl::IsNotFound(workload.status())) {
     marked_.With(job.key, [](Marked& m) { m.done = true; });
     return StepResult::Continue();

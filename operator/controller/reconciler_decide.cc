@@ -31,6 +31,12 @@ StepResult DecideStep::Run(JobReconcile& job) {
       r.termination.waited_for_ps = ps_not_started;
     }
     observation.replicas.push_back(r);
+    // Being taken away and still there: deleted (its name is not free yet), or given notice of a
+    // disruption and not ended. Replacements may wait for it (jobcontrol/replacement.h).
+    if (pod.deletion_deadline ||
+        (pod.phase != ReplicaPhase::kTerminated && !pod.disruption.empty())) {
+      observation.terminating.insert(pod.key);
+    }
   }
   observation.restarts_so_far = job.status.restart_count;
   for (const auto& [type, status] : job.status.replica_statuses) {

@@ -32,7 +32,9 @@ int NoticesStep::NotifyDisruptions(const JobReconcile& job) {
     bool node_known = false;
     ObjectPtr node = pod.node_name.empty() ? nullptr : view_.Node(pod.node_name, &node_known);
     const std::string signal = PreemptionSignal(pod, node.get(), node_known);
-    if (!signal.empty() && Notify(job, pod, signal, Cause::kDisruption)) ++new_signals;
+    if (signal.empty() || !Notify(job, pod, signal, Cause::kDisruption)) continue;
+    StdMutexLock lock(mu_);
+    if (!deleting_.contains(pod.uid)) ++new_signals;
   }
   return new_signals;
 }
@@ -58,8 +60,14 @@ absl::Time NoticesStep::LastPsDisruption(const JobReconcile& job) {
   });
 }
 
+void NoticesStep::DeletingPod(const std::string& uid) {
+  StdMutexLock lock(mu_);
+  deleting_.insert(uid);
+}
+
 void NoticesStep::PodDeleted(const std::string& uid) {
   StdMutexLock lock(mu_);
+  deleting_.erase(uid);
   for (auto it = notified_.lower_bound(uid + "|");
        it != notified_.end() && it->starts_with(uid + "|");) {
     it = notified_.erase(it);
@@ -84,7 +92,7 @@ bool NoticesStep::Notify(const JobReconcile& job, const ObservedPod& pod,
   }
   PreemptionNotice notice;
   notice.job = job.key;
-  notice.coordinator_address = CoordinatorAddress(coordinator);
+  notice.coordinator_address = CoordinatorAddress(*job.job, coordinator);
   notice.token = job.token;
   notice.tls = TlsFor(job.key, coordinator, job.control_tls);
   notice.task_type = std::string(TfTaskType(pod.key.type));

@@ -49,6 +49,11 @@ class NoticesStep : public ReconcileStep {
   // returns the last one (InfinitePast: never). Observation times are on the operator's clock:
   // kubelets' timestamps may be skewed.
   absl::Time LastPsDisruption(const JobReconcile& job);
+  // The operator deletes the pod itself (the job held, ended, or scaled down): its deletion is no
+  // disruption, so the signals a later reconcile sees while it terminates ("Deleted") are still
+  // sent to the coordinator but not counted in status.preemptions (which counted 0 to 3 for one
+  // Kueue preemption, as many of the job's pods as a reconcile happened to see Terminating).
+  void DeletingPod(const std::string& uid);
   // The pod informer saw the pod deleted: its signals are forgotten with it.
   void PodDeleted(const std::string& uid);
 
@@ -69,6 +74,7 @@ class NoticesStep : public ReconcileStep {
   MetricsRegistry* metrics_;
   StdMutex mu_;
   std::set<std::string> notified_ ABSL_GUARDED_BY(mu_);  // pod UID + "|" + signal
+  std::set<std::string> deleting_ ABSL_GUARDED_BY(mu_);  // UIDs of pods the operator deletes
   PerJob<PsDisruption> last_ps_disruption_;
 };
 

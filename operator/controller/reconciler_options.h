@@ -29,7 +29,9 @@ using BucketProbe =
 // Kueue admission (reconciler_admission.h, docs/kueue.md).
 struct KueueOptions {
   bool enabled = false;  // --kueue: without it the kueue.x-k8s.io/queue-name label is ignored
-  // Nothing watches Workloads yet: a queued job is looked at again after this long.
+  // While Workloads are not watched (ClusterView::WatchedWorkload; the controller watches them
+  // once its informer has listed), and while a LocalQueue or priority class is missing (neither
+  // is watched), a queued job is looked at again after this long.
   absl::Duration poll_interval = absl::Seconds(5);
   // How long an evicted job's coordinator may take to checkpoint and exit before its pods go.
   absl::Duration drain_timeout = absl::Minutes(2);
@@ -66,7 +68,8 @@ struct ReconcilerOptions {
   absl::Duration expectations_ttl = absl::Minutes(5);
   // Called (from an executor thread) when a job's dispatched writes have all answered:
   // `failed` when one failed (requeue the job with backoff: its creates are retried); otherwise
-  // only when an earlier failure cleared (requeue, so Created turns True again).
+  // when an earlier failure cleared (requeue, so Created turns True again), or when an answer
+  // rather than an informer event met the job's last awaited creation (requeue: no event will).
   std::function<void(const std::string& key, bool failed)> on_writes_done;
 };
 

@@ -36,6 +36,7 @@ StepResult PodsStep::Run(JobReconcile& job) {
     if (!finished && stop.type == ReplicaType::kWorker && pod->phase == ReplicaPhase::kRunning) {
       notices_.NotifyScaleDown(job, *pod);
     }
+    notices_.DeletingPod(pod->uid);
     keep(DeleteJobPod(
         client_, events_, counting_, job, *pod,
         finished ? absl::StrCat("the job ended (", decision.reason, ")") : decision.message));
@@ -58,8 +59,11 @@ StepResult PodsStep::Run(JobReconcile& job) {
     }
     events_.Record(*job.job_json, EventType::kWarning, "RestartingReplica",
                    absl::StrCat(pod->name, ": ", restart.message));
-    // Held (no PodGroup, no claim): the successor waits for a later reconcile (to_create then).
-    if (job.MayCreatePods()) job.writes.push_back(PodWrite(job, replica));
+    // Held (no PodGroup, no claim, its replacement policy): the successor waits for a later
+    // reconcile (to_create then).
+    if (job.MayCreatePods() && !decision.Held(replica)) {
+      job.writes.push_back(PodWrite(job, replica));
+    }
   }
   if (job.MayCreatePods()) {
     for (ReplicaKey replica : decision.to_create) job.writes.push_back(PodWrite(job, replica));

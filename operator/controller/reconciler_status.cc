@@ -5,6 +5,7 @@
 
 #include "api/v1alpha1/enums.h"
 #include "api/v1alpha1/status_json.h"
+#include "operator/controller/checkpoint_storage.h"
 #include "operator/controller/job_status.h"
 #include "operator/kube/resource.h"
 
@@ -17,14 +18,38 @@ using nlohmann::json;
 std::optional<v1alpha1::ConditionType> CurrentState(const v1alpha1::TrainingJobStatus& status) {
   std::optional<v1alpha1::ConditionType> state;
   for (const v1alpha1::JobCondition& c : status.conditions) {
-    if (c.status == v1alpha1::ConditionStatus::kTrue && c.type != v1alpha1::ConditionType::kStuck) {
+    if (c.status == v1alpha1::ConditionStatus::kTrue && !v1alpha1::BesideThePhase(c.type)) {
       state = c.type;
     }
   }
   return state;
 }
 
+const v1alpha1::JobCondition* CheckpointFailing(const v1alpha1::TrainingJobStatus& status) {
+  for (const v1alpha1::JobCondition& c : status.conditions) {
+    if (c.type == v1alpha1::ConditionType::kCheckpointFailing) return &c;
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+// One Warning per failed save the coordinator reports (its message names the step's objects),
+// and a Normal Event when a save succeeds after them.
+void StatusStep::RecordCheckpointChange(const v1alpha1::TrainingJobStatus& before,
+                                        const v1alpha1::TrainingJobStatus& after,
+                                        const json& job_json) {
+  const v1alpha1::JobCondition* was = CheckpointFailing(before);
+  const v1alpha1::JobCondition* now = CheckpointFailing(after);
+  if (now == nullptr || (was != nullptr && was->status == now->status &&
+                         was->message == now->message)) {
+    return;
+  }
+  const bool failing = now->status == v1alpha1::ConditionStatus::kTrue;
+  if (!failing && was == nullptr) return;
+  events_.Record(job_json, failing ? EventType::kWarning : EventType::kNormal, now->reason,
+                 now->message);
+}
 
 absl::Status WriteJobStatus(kube::KubeClient& client, const json& job_json,
                             const v1alpha1::TrainingJobStatus& status) {
@@ -65,13 +90,14 @@ StepResult StatusStep::Run(JobReconcile& job) {
   if (options_.progress != nullptr) {
     const ObservedPod* coordinator = RunningCoordinator(job.pods);
     if (coordinator != nullptr) {
-      options_.progress->Refresh(job.key, CoordinatorAddress(coordinator), job.token,
+      options_.progress->Refresh(job.key, CoordinatorAddress(*job.job, coordinator), job.token,
                                  TlsFor(job.key, coordinator, job.control_tls));
     }
     if (std::optional<v1alpha1::TrainingProgress> p = options_.progress->Latest(job.key)) {
       update.step = p->step;
       update.last_checkpoint_step = p->last_checkpoint_step;
       update.goodput = p->goodput;
+      update.checkpoint_error = MaskAccessKeyIdsIn(p->checkpoint_error);
     }
   }
   const v1alpha1::TrainingJobStatus next = NextJobStatus(job.status, update);
@@ -96,6 +122,8 @@ StepResult StatusStep::Run(JobReconcile& job) {
     events_.Record(*job.job_json, bad ? EventType::kWarning : EventType::kNormal,
                    std::string(JobPhaseName(decision.phase)), decision.message);
   }
+
+  RecordCheckpointChange(job.status, next, *job.job_json);
 
   std::optional<absl::Duration> requeue;
   if (options_.progress != nullptr && decision.phase == JobPhase::kRunning) {

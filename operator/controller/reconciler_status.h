@@ -29,6 +29,10 @@ class StatusStep : public ReconcileStep {
   StepResult Run(JobReconcile& job) override;
 
  private:
+  void RecordCheckpointChange(const v1alpha1::TrainingJobStatus& before,
+                              const v1alpha1::TrainingJobStatus& after,
+                              const nlohmann::json& job_json);
+
   kube::KubeClient& client_;
   EventSink& events_;
   const ReconcilerOptions& options_;

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "jobcontrol/replacement.h"
 #include "operator/kube/resource.h"
 
 namespace tj::op {
@@ -14,7 +15,12 @@ StepResult StuckPodsStep::Run(JobReconcile& job) {
     bool node_known = false;
     ObjectPtr node = view_.Node(pod.node_name, &node_known);
     if (!node_known || (node != nullptr && NodeIsReady(*node))) continue;
-    const absl::Time due = *pod.deletion_deadline + timeout_;
+    // TerminatingOrFailed (workers by default): its replacement need not wait for the kill to be
+    // confirmed, so the name is freed at the deadline. Failed: two of one replica must not run at
+    // once (a partitioned node may still run it), so only after the timeout.
+    const bool wait = ReplacementPolicyFor(*job.job, pod.key.type) ==
+                      v1alpha1::ReplacementPolicy::kFailed;
+    const absl::Time due = *pod.deletion_deadline + (wait ? timeout_ : absl::ZeroDuration());
     if (job.now < due) {
       next = SoonerRequeue(next, due - job.now);
       continue;

@@ -1,7 +1,8 @@
 // The reconcile's stuck-pods step: a pod still Terminating on a NotReady or vanished node
 // `terminating_pod_timeout` past its deletion deadline is deleted with grace 0, so its replica is
-// recreated (the kubelet that would confirm the kill is not coming back). Comes back when the
-// next such pod falls due.
+// recreated (the kubelet that would confirm the kill is not coming back). Under replacementPolicy
+// TerminatingOrFailed (workers by default) it is deleted at its deadline, without the timeout.
+// Comes back when the next such pod falls due.
 #pragma once
 
 #include <string>

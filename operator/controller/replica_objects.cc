@@ -5,6 +5,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "api/v1alpha1/coordination_port.h"
 #include "api/v1alpha1/enums.h"
 #include "api/v1alpha1/labels.h"
 #include "api/v1alpha1/runtime_env.h"
@@ -98,6 +99,12 @@ absl::StatusOr<std::shared_ptr<const JobPods>> JobPods::Create(
   if (absl::Status fits = tf_config->CheckAllFit(); !fits.ok()) return fits;
   auto coordinator = addresses.find(ReplicaKey{ReplicaType::kCoordinator, 0});
   std::string coordinator_address = coordinator != addresses.end() ? coordinator->second : "";
+  if (auto port = v1alpha1::CoordinationPort(*job); port && !coordinator_address.empty()) {
+    // Notices from a preStop hook go to the coordinator's Coordination service, not its trainer
+    // port (TensorFlow's server on a TensorFlow chief). The Service is headless: any port works.
+    coordinator_address = absl::StrCat(
+        coordinator_address.substr(0, coordinator_address.rfind(':')), ":", *port);
+  }
   return std::shared_ptr<const JobPods>(
       new JobPods(std::move(job), std::move(*tf_config), std::move(coordinator_address), tls));
 }
@@ -171,6 +178,9 @@ absl::StatusOr<json> BuildReplicaPod(const JobPods& pods, ReplicaKey key,
                           absl::StrCat(v1alpha1::kJobTokenMountPath, "/", v1alpha1::kJobTlsSubdir));
   }
   if (key.type == ReplicaType::kCoordinator) {
+    if (auto port = v1alpha1::CoordinationPort(job)) {
+      injected.emplace_back(v1alpha1::env::kCoordinationAddress, absl::StrCat(":", *port));
+    }
     // Built when the pod is created: above every earlier coordinator pod's of the job.
     injected.emplace_back(v1alpha1::env::kCoordinatorGeneration,
                           absl::StrCat(NextCoordinatorGeneration(0)));
@@ -280,6 +290,12 @@ json BuildJobNetworkPolicy(const v1alpha1::TrainingJob& job, const NetworkPolicy
       {"namespaceSelector",
        {{"matchLabels", {{"kubernetes.io/metadata.name", options.operator_namespace}}}}},
       {"podSelector", {{"matchLabels", operator_labels}}}};
+  // The operator reaches the coordinator's Coordination service: the trainer port, and the
+  // declared coordination port of a TensorFlow chief (v1alpha1::CoordinationPort).
+  json operator_ports = json::array({{{"protocol", "TCP"}, {"port", v1alpha1::kTrainerPort}}});
+  if (auto port = v1alpha1::CoordinationPort(job)) {
+    operator_ports.push_back({{"protocol", "TCP"}, {"port", *port}});
+  }
   return json{
       {"apiVersion", "networking.k8s.io/v1"},
       {"kind", "NetworkPolicy"},
@@ -290,9 +306,7 @@ json BuildJobNetworkPolicy(const v1alpha1::TrainingJob& job, const NetworkPolicy
         {"policyTypes", json::array({"Ingress"})},
         {"ingress",
          json::array({{{"from", json::array({{{"podSelector", job_pods}}})}},
-                      {{"from", json::array({from_operator})},
-                       {"ports", json::array({{{"protocol", "TCP"},
-                                               {"port", v1alpha1::kTrainerPort}}})}}})}}}};
+                      {{"from", json::array({from_operator})}, {"ports", operator_ports}}})}}}};
 }
 
 }  // namespace tj::op

@@ -161,11 +161,15 @@ absl::Status Reflector::ListIntoStore() {
     return absl::DataLossError(absl::StrCat("list ", options_.ref.Describe(),
                                             ": the list has no metadata.resourceVersion"));
   }
+  {
+    // Recorded before the store is replaced: replacing it marks the informer synced (on the
+    // dispatch thread), and a caller woken by that reads these stats.
+    StdMutexLock lock(mu_);
+    if (stats_.lists > 0) ++stats_.relists;
+    ++stats_.lists;
+    stats_.resource_version = resource_version;
+  }
   store_->Replace(std::move(items));
-  StdMutexLock lock(mu_);
-  if (stats_.lists > 0) ++stats_.relists;
-  ++stats_.lists;
-  stats_.resource_version = resource_version;
   return absl::OkStatus();
 }
 

@@ -160,5 +160,29 @@ TEST(FailurePolicyRulesTest, CountedRestartsByTypeAreReadAndWrittenOnlyWhenThere
   EXPECT_TRUE(errors.empty());
 }
 
+// replicaSpecs.<T>.replacementPolicy: both spellings round trip; anything else is named with its
+// path and the supported values; unset stays unset (defaults differ by type, ReplacementPolicyFor).
+TEST(ReplacementPolicyFieldTest, RoundTripsAndAnUnknownSpellingIsNamed) {
+  json manifest = JobWithRules(json::array({{{"action", "Count"}, {"onPodConditions", {"OOMKilled"}}}}));
+  manifest["spec"]["replicaSpecs"]["PS"]["replacementPolicy"] = "Failed";
+  manifest["spec"]["replicaSpecs"]["Worker"]["replacementPolicy"] = "TerminatingOrFailed";
+  const CheckedTrainingJob checked = CheckTrainingJobJson(manifest);
+  ASSERT_TRUE(checked.ok()) << FormatFieldErrors("job", checked.errors);
+  const auto& specs = checked.job->spec.replica_specs;
+  EXPECT_EQ(specs.at(ReplicaType::kPs).replacement_policy, ReplacementPolicy::kFailed);
+  EXPECT_EQ(specs.at(ReplicaType::kWorker).replacement_policy,
+            ReplacementPolicy::kTerminatingOrFailed);
+  EXPECT_FALSE(specs.at(ReplicaType::kCoordinator).replacement_policy.has_value());
+  const json out = TrainingJobToJson(*checked.job);
+  EXPECT_EQ(out["spec"]["replicaSpecs"]["PS"]["replacementPolicy"], "Failed");
+  EXPECT_FALSE(out["spec"]["replicaSpecs"]["Coordinator"].contains("replacementPolicy"));
+
+  manifest["spec"]["replicaSpecs"]["PS"]["replacementPolicy"] = "Terminating";
+  EXPECT_THAT(Problems(manifest),
+              ElementsAre("spec.replicaSpecs.PS.replacementPolicy: Unsupported value: "
+                          "\"Terminating\": supported values: \"TerminatingOrFailed\", "
+                          "\"Failed\""));
+}
+
 }  // namespace
 }  // namespace tj::v1alpha1

@@ -20,6 +20,7 @@ TEST(TrainingProgressTest, RoundTripsEveryField) {
   progress.message = "restored checkpoint 50";
   progress.updated = "2026-11-22T10:00:00Z";
   progress.events = {"2026-11-22T09:59:00Z notice for ps:0 (spot): checkpoint and exit"};
+  progress.checkpoint_error = "credentials from Secret ns/s3 refused for bucket b (PUT s3://b/p)";
   auto back = TrainingProgressFromJson(ToJson(progress));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, progress);
@@ -33,6 +34,7 @@ TEST(TrainingProgressTest, OptionalFieldsStayUnset) {
   EXPECT_FALSE(back->loss.has_value());
   EXPECT_FALSE(back->last_checkpoint_step.has_value());
   EXPECT_FALSE(ToJson(*back).contains("loss"));
+  EXPECT_FALSE(ToJson(*back).contains("checkpointError")) << "no failed save: absent";
 }
 
 TEST(TrainingProgressTest, ErrorsNameTheField) {

@@ -6,11 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "api/v1alpha1/coordination_port.h"
 #include "api/v1alpha1/decode.h"
 #include "api/v1alpha1/defaults.h"
 #include "api/v1alpha1/dns_names.h"
+#include "api/v1alpha1/encode.h"
 #include "api/v1alpha1/limits.h"
 #include "api/v1alpha1/load.h"
+#include "api/v1alpha1/managed_by.h"
 #include "api/v1alpha1/validation.h"
 
 namespace tj::v1alpha1 {
@@ -50,6 +54,49 @@ std::vector<std::string> Problems(const json& manifest, ValidationOptions option
 constexpr char kWorkerPod[] = "spec.replicaSpecs.Worker.template.spec";
 
 TEST(ValidationRulesTest, BaseJobIsValid) { EXPECT_THAT(Problems(Job()), ElementsAre()); }
+
+json& CoordinatorContainer(json& job) {
+  return job["spec"]["replicaSpecs"]["Coordinator"]["template"]["spec"]["containers"][0];
+}
+
+TEST(ValidationRulesTest, CoordinationPortIsReadFromTheNamedContainerPort) {
+  json job = Job();
+  CoordinatorContainer(job)["ports"] = {{{"name", "metrics"}, {"containerPort", 9090}},
+                                        {{"name", "tj-coordination"}, {"containerPort", 2223}}};
+  EXPECT_THAT(Problems(job), ElementsAre());
+  auto loaded = CheckTrainingJobJson(job, {});
+  ASSERT_TRUE(loaded.job.has_value());
+  EXPECT_EQ(CoordinationPort(*loaded.job), 2223);
+  EXPECT_EQ(CoordinationPort(*CheckTrainingJobJson(Job(), {}).job), std::nullopt);
+}
+
+TEST(ValidationRulesTest, CoordinationPortMustNotBeTheTrainerPort) {
+  json job = Job();
+  CoordinatorContainer(job)["ports"] = {{{"name", "tj-coordination"}, {"containerPort", 2222}}};
+  EXPECT_THAT(Problems(job),
+              ElementsAre(HasSubstr("spec.replicaSpecs.Coordinator.template.spec.containers[0]."
+                                    "ports[0].containerPort: Invalid value: 2222")));
+  CoordinatorContainer(job)["ports"][0].erase("containerPort");
+  EXPECT_THAT(Problems(job), ElementsAre(HasSubstr("ports[0].containerPort: Required value")));
+}
+
+// The CRD's rule is on the port schema every container shares, so tjctl checks every port of
+// that name too (the operator reads only the Coordinator's first container's).
+TEST(ValidationRulesTest, CoordinationPortNameIsCheckedOnEveryContainer) {
+  json job = Job();
+  WorkerPodSpec(job)["containers"][0]["ports"] = {
+      {{"name", "grpc"}, {"containerPort", 2222}},
+      {{"name", "tj-coordination"}, {"containerPort", 70000}}};
+  EXPECT_THAT(Problems(job),
+              ElementsAre(std::string(kWorkerPod) +
+                          ".containers[0].ports[1].containerPort: Invalid value: 70000: the port "
+                          "named tj-coordination (the coordinator's Coordination service beside "
+                          "TensorFlow's server) must be a port number from 1 to 65535 other than "
+                          "the trainer port 2222"));
+  WorkerPodSpec(job)["containers"][0]["ports"][1]["containerPort"] = 2223;
+  EXPECT_THAT(Problems(job), ElementsAre());
+  EXPECT_EQ(CoordinationPort(*CheckTrainingJobJson(job, {}).job), std::nullopt);
+}
 
 TEST(ValidationRulesTest, ContainerImageRequiredOnTheCluster) {
   json job = Job();
@@ -311,6 +358,78 @@ TEST(ValidationRulesTest, DefaultsKeepExplicitValues) {
   ASSERT_TRUE(job.spec.checkpoint.has_value());
   EXPECT_EQ(job.spec.checkpoint->keep, 3);
   EXPECT_EQ(job.spec.checkpoint->interval_steps, std::nullopt);
+}
+
+// spec.managedBy: decoded, encoded back, validated as the CRD does (a domain-prefixed path of at
+// most 63 characters), and read from raw manifests to tell whose job it is.
+json JobManagedBy(const json& value) {
+  json job = Job();
+  job["spec"]["managedBy"] = value;
+  return job;
+}
+
+TEST(ManagedByRulesTest, OursAndMultiKueueAreValidAndRoundTrip) {
+  for (const char* value : {kManagedByOperator, kManagedByMultiKueue}) {
+    SCOPED_TRACE(value);
+    const CheckedTrainingJob checked = CheckTrainingJobJson(JobManagedBy(value));
+    ASSERT_TRUE(checked.ok());
+    EXPECT_EQ(checked.job->spec.managed_by, value);
+    EXPECT_EQ(TrainingJobToJson(*checked.job)["spec"]["managedBy"], value);
+  }
+}
+
+TEST(ManagedByRulesTest, UnsetStaysUnset) {
+  const CheckedTrainingJob checked = CheckTrainingJobJson(Job());
+  ASSERT_TRUE(checked.ok());
+  EXPECT_EQ(checked.job->spec.managed_by, std::nullopt);
+  EXPECT_FALSE(TrainingJobToJson(*checked.job)["spec"].contains("managedBy"));
+}
+
+TEST(ManagedByRulesTest, NotADomainPrefixedPathNamesTheField) {
+  for (const char* value : {"multikueue", "/path", "example.com/", "Example.com/x",
+                            "example.com/a b", "-example.com/x", ""}) {
+    SCOPED_TRACE(value);
+    EXPECT_THAT(Problems(JobManagedBy(value)),
+                ElementsAre(absl::StrCat("spec.managedBy: Invalid value: \"", value,
+                                         "\": must be a domain-prefixed path naming the "
+                                         "controller that runs the job, such as "
+                                         "\"trainingjob.dev/tj-operator\" (this operator, the same "
+                                         "as unset) or \"kueue.x-k8s.io/multikueue\"")));
+  }
+}
+
+TEST(ManagedByRulesTest, At63CharactersValidAt64TooLong) {
+  const std::string prefix = "example.com/";
+  EXPECT_THAT(Problems(JobManagedBy(prefix + std::string(63 - prefix.size(), 'x'))),
+              ElementsAre());
+  EXPECT_THAT(Problems(JobManagedBy(prefix + std::string(64 - prefix.size(), 'x'))),
+              ElementsAre("spec.managedBy: Too long: must have at most 63 bytes, has 64"));
+}
+
+TEST(ManagedByRulesTest, NotAStringNamesTheField) {
+  EXPECT_THAT(Problems(JobManagedBy(7)),
+              ElementsAre(::testing::StartsWith("spec.managedBy: Invalid value: 7")));
+}
+
+TEST(ManagedByRulesTest, AnotherControllerIsAnyOtherString) {
+  EXPECT_FALSE(ManagedByAnotherController(Job()));
+  EXPECT_FALSE(ManagedByAnotherController(JobManagedBy(kManagedByOperator)));
+  EXPECT_TRUE(ManagedByAnotherController(JobManagedBy(kManagedByMultiKueue)));
+  // Invalid here, but someone else's all the same: this operator writes nothing to it.
+  EXPECT_TRUE(ManagedByAnotherController(JobManagedBy("not a path")));
+  // Not a string: the job is invalid, and this operator's to report.
+  EXPECT_FALSE(ManagedByAnotherController(JobManagedBy(7)));
+  EXPECT_FALSE(ManagedByAnotherController(json::array()));
+  EXPECT_FALSE(ManagedByAnotherController(json{{"spec", "x"}}));
+}
+
+TEST(ManagedByRulesTest, DomainPrefixedPath) {
+  for (const char* value : {"a/b", "kueue.x-k8s.io/multikueue", "example.com/a/b-c_d.e~f:g"}) {
+    EXPECT_TRUE(IsDomainPrefixedPath(value)) << value;
+  }
+  for (const char* value : {"a", "a/", "/b", "a..b/c", "a/b\"c"}) {
+    EXPECT_FALSE(IsDomainPrefixedPath(value)) << value;
+  }
 }
 
 }  // namespace

@@ -323,6 +323,39 @@ TEST_F(CrdAgreementTest, ScaleSubresourceResizesWorkersWithinTheRules) {
   EXPECT_EQ(WorkerReplicas("scaled"), "998");
 }
 
+std::string ManagedBy(const std::string& name) {
+  return Kubectl("-n crd-it get tj " + name + " -o jsonpath='{.spec.managedBy}'").output;
+}
+
+// spec.managedBy is set at creation or never: changed, added or removed later, the API server
+// refuses the update naming the field, and the job keeps its value.
+TEST_F(CrdAgreementTest, ManagedByIsImmutableAfterCreation) {
+  json handed = json::parse(JobManifest("handed", 2));
+  handed["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+  ASSERT_TRUE(ApplyJson(handed.dump()).ok);
+  const CommandResult changed =
+      Kubectl("-n crd-it patch tj handed --type=merge -p " +
+              Quote(R"({"spec":{"managedBy":"trainingjob.dev/tj-operator"}})"));
+  EXPECT_FALSE(changed.ok);
+  EXPECT_THAT(changed.output, HasSubstr("spec.managedBy: Invalid value"));
+  EXPECT_THAT(changed.output, HasSubstr("is immutable after creation"));
+  const CommandResult removed = Kubectl("-n crd-it patch tj handed --type=json -p " +
+                                        Quote(R"([{"op":"remove","path":"/spec/managedBy"}])"));
+  EXPECT_FALSE(removed.ok);
+  EXPECT_THAT(removed.output, HasSubstr("spec.managedBy"));
+  EXPECT_EQ(ManagedBy("handed"), "kueue.x-k8s.io/multikueue");
+
+  ASSERT_TRUE(ApplyJson(JobManifest("ours", 2)).ok);
+  const CommandResult added = Kubectl("-n crd-it patch tj ours --type=merge -p " +
+                                      Quote(R"({"spec":{"managedBy":"example.com/other"}})"));
+  EXPECT_FALSE(added.ok);
+  EXPECT_THAT(added.output, HasSubstr("spec.managedBy"));
+  EXPECT_EQ(ManagedBy("ours"), "");
+  // Other fields of the same job still change.
+  const CommandResult scaled = Kubectl("-n crd-it scale tj/handed --replicas=3");
+  EXPECT_TRUE(scaled.ok) << scaled.output;
+}
+
 // What the operator writes (TrainingJobStatusToJson of a status with every field set) is kept
 // by the status subresource unchanged: the CRD's status schema covers the C++ status.
 TEST_F(CrdAgreementTest, StatusSchemaKeepsEveryFieldTheOperatorWrites) {
@@ -380,6 +413,19 @@ TEST_F(CrdAgreementTest, PrinterColumnsAndScaleStatusReadTheStatus) {
                         {"step", 4321},
                         {"restartCount", 2},
                         {"goodput", 0.931},
+                        {"lastCheckpointStep", 4300},
+                        {"coordinatorRestarts", 1},
+                        {"preemptions", 3},
+                        {"conditions", json::array({{{"type", "Stuck"},
+                                                     {"status", "True"},
+                                                     {"reason", "Unschedulable"},
+                                                     {"message", "0/3 nodes are available"},
+                                                     {"lastTransitionTime", "2026-11-26T04:00:00Z"}},
+                                                    {{"type", "Running"},
+                                                     {"status", "True"},
+                                                     {"reason", "Running"},
+                                                     {"message", "the coordinator is running"},
+                                                     {"lastTransitionTime", "2026-11-26T04:00:00Z"}}})},
                         {"replicaStatuses", {{"Worker", {{"active", 3}}}}},
                         {"workerSelector", selector}}}};
   const CommandResult patched = Kubectl(
@@ -391,16 +437,33 @@ TEST_F(CrdAgreementTest, PrinterColumnsAndScaleStatusReadTheStatus) {
   const std::vector<std::string> lines = absl::StrSplit(table.output, '\n');
   ASSERT_EQ(lines.size(), 2u) << table.output;
   const std::vector<std::string> header = absl::StrSplit(lines[0], ' ', absl::SkipEmpty());
-  EXPECT_THAT(header, ::testing::ElementsAre("NAME", "STATE", "STEP", "WORKERS", "READY",
+  EXPECT_THAT(header, ::testing::ElementsAre("NAME", "STATE", "STUCK", "STEP", "WORKERS", "READY",
                                              "RESTARTS", "GOODPUT", "AGE"));
   const std::vector<std::string> row = absl::StrSplit(lines[1], ' ', absl::SkipEmpty());
-  ASSERT_EQ(row.size(), 7u) << table.output;
+  ASSERT_EQ(row.size(), 8u) << table.output;
   EXPECT_EQ(row[0], "printed");
   EXPECT_EQ(row[1], "Running");
-  EXPECT_EQ(row[2], "4321");
-  EXPECT_EQ(row[3], "3");
-  EXPECT_EQ(row[4], "2");
-  EXPECT_EQ(row[5], "0.931");
+  EXPECT_EQ(row[2], "Unschedulable") << "the Stuck condition's reason, beside the state";
+  EXPECT_EQ(row[3], "4321");
+  EXPECT_EQ(row[4], "3");
+  EXPECT_EQ(row[5], "2");
+  EXPECT_EQ(row[6], "0.931");
+
+  // -o wide: the checkpoint, coordinator restarts and preemptions (docs/operator.md, Status).
+  const CommandResult wide = Kubectl("-n crd-it get tj printed -o wide");
+  ASSERT_TRUE(wide.ok) << wide.output;
+  const std::vector<std::string> wide_lines = absl::StrSplit(wide.output, '\n', absl::SkipEmpty());
+  ASSERT_EQ(wide_lines.size(), 2u) << wide.output;
+  EXPECT_THAT(std::vector<std::string>(absl::StrSplit(wide_lines[0], ' ', absl::SkipEmpty())),
+              ::testing::ElementsAre("NAME", "STATE", "STUCK", "STEP", "WORKERS", "READY",
+                                     "RESTARTS", "GOODPUT", "CHECKPOINT", "COORDINATOR",
+                                     "RESTARTS", "PREEMPTIONS", "AGE"));
+  const std::vector<std::string> wide_row =
+      absl::StrSplit(wide_lines[1], ' ', absl::SkipEmpty());
+  ASSERT_EQ(wide_row.size(), 11u) << wide.output;
+  EXPECT_EQ(wide_row[7], "4300");
+  EXPECT_EQ(wide_row[8], "1");
+  EXPECT_EQ(wide_row[9], "3");
 
   const CommandResult scale = Kubectl(
       "get --raw /apis/trainingjob.dev/v1alpha1/namespaces/crd-it/trainingjobs/printed/scale");

@@ -26,53 +26,14 @@ import shlex
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docker"))
+from dockerfile_stages import logical_lines, map_build_path, stages  # noqa: E402
+
 failures = []
 
 
 def fail(message):
     failures.append(message)
-
-
-def logical_lines(path):
-    """(first line number, instruction text) with continuations joined and comments dropped."""
-    out, current, start = [], "", 0
-    with open(path) as f:
-        for number, raw in enumerate(f, 1):
-            line = raw.rstrip("\n")
-            if not current and (not line.strip() or line.lstrip().startswith("#")):
-                continue
-            if current and line.lstrip().startswith("#"):
-                continue  # a comment inside a continued instruction
-            if not current:
-                start = number
-            if line.endswith("\\"):
-                current += line[:-1] + " "
-                continue
-            current += line
-            out.append((start, current.strip()))
-            current = ""
-    return out
-
-
-def stages(instructions):
-    """[(FROM line, base image, alias, [(line, instruction)...])]"""
-    result = []
-    for number, text in instructions:
-        words = text.split()
-        if words[0].upper() == "FROM":
-            alias = words[3] if len(words) >= 4 and words[2].upper() == "AS" else ""
-            result.append((number, words[1], alias, []))
-        elif result:
-            result[-1][3].append((number, text))
-    return result
-
-
-def map_build_path(path, source_dir, build_dir):
-    if path == "/src/build" or path.startswith("/src/build/"):
-        return os.path.join(build_dir, os.path.relpath(path, "/src/build"))
-    if path == "/src" or path.startswith("/src/"):
-        return os.path.join(source_dir, os.path.relpath(path, "/src"))
-    return path
 
 
 def packages_of(libraries):
@@ -160,6 +121,12 @@ def main():
             fail(f"{name}: the build stage does not run {script}")
     if "BUILD_DIR=/src/build" not in build_text:
         fail(f"{name}: the build stage must build into /src/build (BUILD_DIR=/src/build)")
+    # `scripts/build.sh T...` builds only those targets: then every binary shipped must be one.
+    built_targets = None
+    for _, text in build_body:
+        words = shlex.split(text) if "scripts/build.sh" in text else []
+        if "scripts/build.sh" in words:
+            built_targets = words[words.index("scripts/build.sh") + 1:]
 
     users = [t for _, t in final_body if t.upper().startswith("USER ")]
     if not users or users[-1].split()[1].split(":")[0] != "65532":
@@ -188,6 +155,10 @@ def main():
             else:
                 destinations.append(destination)
 
+    for binary in shipped:
+        if built_targets and binary not in built_targets:
+            fail(f"{name}: ships {binary}, but the build stage's scripts/build.sh builds only "
+                 f"{' '.join(built_targets)}")
     for binary, local in shipped.items():
         if binary not in expected:
             fail(f"{name}: ships {binary}, which this test was not told ctest built "

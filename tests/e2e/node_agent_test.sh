@@ -10,7 +10,6 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 kt="$repo/tests/kube-test-cluster"
 t0=$(date +%s)
-log() { printf '[%3ds] %s\n' "$(( $(date +%s) - t0 ))" "$*" >&2; }
 
 if ! command -v go >/dev/null 2>&1; then
   echo "*** SKIPPING the node agent test: \`go\` is not on PATH, so the control plane and the node agent of tests/kube-test-cluster/ cannot be built. Install Go to run it. ***"
@@ -19,37 +18,7 @@ fi
 
 wd="$(mktemp -d /tmp/tj-node-agent-test-XXXXXX)"
 node=tj-test-node
-agent_pid=""
-failed=1
-cleanup() {
-  local rc=$?
-  stop_agent || true
-  "$kt/down.sh" "$wd/cluster" >/dev/null 2>&1 || true
-  if (( failed )); then
-    printf '\n----- agent log (tail)\n' >&2
-    tail -n 40 "$wd"/agent*.log >&2 2>/dev/null || true
-    echo "FAILED (rc=$rc); workdir kept: $wd" >&2
-  elif [[ -z "${TJ_KUBE_KEEP_WORKDIR:-}" ]]; then
-    rm -rf "$wd"
-  fi
-}
-trap cleanup EXIT
-
-fail() { log "FAIL: $*"; exit 1; }
-# wait_for <seconds> <description> <cmd...>: poll the condition until it holds or the deadline.
-wait_for() {
-  local secs=$1 what=$2; shift 2
-  local end=$(( $(date +%s) + secs ))
-  until "$@" >/dev/null 2>&1; do
-    (( $(date +%s) < end )) || fail "timed out after ${secs}s waiting for: $what"
-    sleep 0.2
-  done
-  log "ok: $what"
-}
-expect_eq() { # <what> <got> <want>
-  [[ "$2" == "$3" ]] || fail "$1: got '$2', want '$3'"
-  log "ok: $1 = '$3'"
-}
+source "$repo/tests/e2e/agent_harness.sh"
 
 bin="$("$kt/build.sh")"
 agent="$("$kt/build.sh" --node-agent)"
@@ -73,17 +42,6 @@ start_agent() { # <log name>
     --capacity=cpu=4,memory=8Gi,pods=20 --image-map="tj-test/tools:*=$wd/img" \
     </dev/null >"$wd/$1.log" 2>&1 &
   agent_pid=$!
-}
-stop_agent() {
-  [[ -n "$agent_pid" ]] || return 0
-  kill -TERM "$agent_pid" 2>/dev/null || true
-  local end=$(( $(date +%s) + 20 ))
-  while kill -0 "$agent_pid" 2>/dev/null; do
-    (( $(date +%s) < end )) || { kill -KILL "$agent_pid"; fail "agent did not exit within 20s of SIGTERM"; }
-    sleep 0.1
-  done
-  wait "$agent_pid" 2>/dev/null || true
-  agent_pid=""
 }
 # Processes started by the agent for this test (their environment names our root dir).
 agent_children() {

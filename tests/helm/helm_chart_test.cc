@@ -129,7 +129,12 @@ TEST_F(HelmChartTest, LintIsCleanForEveryValueCombination) {
   for (const std::string sets :
        {"", "--set gangScheduler=volcano --set serviceMonitor.enabled=true",
         "--set gangScheduler=scheduler-plugins --set watchNamespace=ml --set logFormat=text",
-        "--set networkPolicy.enabled=true --set aggregateRoles.enabled=false --set kueue.enabled=true",
+        "--set podMonitor.enabled=true --set podMonitor.prometheusServiceAccount.name=p "
+        "--set podMonitor.prometheusServiceAccount.namespace=monitoring --set watchNamespace=ml",
+        "--set podMonitor.enabled=true --set podMonitor.prometheusServiceAccount.name=p "
+        "--set podMonitor.prometheusServiceAccount.namespace=monitoring",
+        "--set networkPolicy.enabled=true --set aggregateRoles.enabled=false --set "
+        "kueue.enabled=true",
         "--set replicaCount=1 --set leaderElection.enabled=false --set "
         "grafanaDashboard.enabled=false"}) {
     SCOPED_TRACE(sets);
@@ -379,6 +384,76 @@ TEST_F(HelmChartTest, GrafanaDashboardChartsEveryOperatorMetric) {
   EXPECT_THAT(OfKind(Render("--set grafanaDashboard.enabled=false"), "ConfigMap"), IsEmpty());
 }
 
+// The jobs dashboard ships beside the operator's; its queries select the labels the PodMonitor
+// gives the job pods' series (tj_dashboards_prometheus_test runs them against a real scrape).
+TEST_F(HelmChartTest, JobsDashboardShipsBesideTheOperatorsAndPicksAJob) {
+  const std::vector<json> maps = OfKind(Render(), "ConfigMap");
+  ASSERT_EQ(maps.size(), 1u);
+  const json dashboard =
+      json::parse(maps[0]["data"].value("trainingjob-jobs.json", ""), nullptr, false);
+  ASSERT_TRUE(dashboard.is_object()) << "the jobs dashboard is not JSON";
+  EXPECT_NE(dashboard["uid"], "trainingjob-operator") << "two dashboards, two uids";
+  std::set<std::string> variables;
+  for (const json& variable : dashboard["templating"]["list"]) variables.insert(variable["name"]);
+  EXPECT_THAT(variables, ::testing::IsSupersetOf({"datasource", "namespace", "trainingjob"}));
+  std::string queries;
+  for (const json& panel : dashboard["panels"]) {
+    for (const json& target : panel["targets"]) queries += target.value("expr", "") + "\n";
+  }
+  for (const char* metric :
+       {"tj_training_step", "tj_training_loss", "tj_eval_metric", "tj_checkpoint_age_seconds",
+        "tj_coordinator_preemption_notices_total", "tj_goodput_ratio", "tj_goodput_lost_seconds",
+        "tj_ps_pulled_bytes_total", "tj_ps_memory_bytes", "tj_worker_closures_run_total",
+        "tj_trainingjob_restarts", "tj_trainingjob_goodput_lost_seconds"}) {
+    EXPECT_THAT(queries, HasSubstr(metric));
+  }
+}
+
+TEST_F(HelmChartTest, PodMonitorIsOptInAndLabelsTheJobPodsForTheJobsDashboard) {
+  EXPECT_THAT(OfKind(Render(), "PodMonitor"), IsEmpty());
+  const std::vector<json> objects = Render("--set podMonitor.enabled=true");
+  const std::vector<json> monitors = OfKind(objects, "PodMonitor");
+  ASSERT_EQ(monitors.size(), 1u);
+  const json& spec = monitors[0]["spec"];
+  // Every pod the operator makes for a job carries the job-name label (api/v1alpha1/labels.h).
+  EXPECT_EQ(spec["selector"]["matchExpressions"][0],
+            json::parse(R"({"key":"trainingjob.dev/job-name","operator":"Exists"})"));
+  EXPECT_EQ(spec["namespaceSelector"], json::parse(R"({"any":true})"));
+  const json& endpoint = spec["podMetricsEndpoints"][0];
+  EXPECT_EQ(endpoint["port"], "metrics");
+  std::set<std::string> target_labels;
+  for (const json& relabel : endpoint["relabelings"]) target_labels.insert(relabel["targetLabel"]);
+  EXPECT_EQ(target_labels, (std::set<std::string>{"trainingjob", "replica_type", "replica_index"}));
+  EXPECT_THAT(OfKind(objects, "ClusterRole", "tj-trainingjob-operator-job-pods-scrape"), IsEmpty())
+      << "no RBAC for Prometheus unless its ServiceAccount is named";
+
+  // One watched namespace: only its pods, and Prometheus may list them there only.
+  const std::vector<json> scoped = Render(
+      "--set podMonitor.enabled=true --set watchNamespace=ml "
+      "--set podMonitor.prometheusServiceAccount.name=prometheus "
+      "--set podMonitor.prometheusServiceAccount.namespace=monitoring");
+  EXPECT_EQ(OfKind(scoped, "PodMonitor")[0]["spec"]["namespaceSelector"],
+            json::parse(R"({"matchNames":["ml"]})"));
+  const std::vector<json> roles = OfKind(scoped, "Role", "tj-trainingjob-operator-job-pods-scrape");
+  ASSERT_EQ(roles.size(), 1u);
+  EXPECT_EQ(roles[0]["metadata"]["namespace"], "ml");
+  std::set<std::string> grants;
+  AddRules(roles[0], "ml", grants);
+  EXPECT_EQ(grants,
+            (std::set<std::string>{"ml core/pods get", "ml core/pods list", "ml core/pods watch"}));
+  const std::vector<json> bindings =
+      OfKind(scoped, "RoleBinding", "tj-trainingjob-operator-job-pods-scrape");
+  ASSERT_EQ(bindings.size(), 1u);
+  EXPECT_EQ(bindings[0]["subjects"][0], json::parse(R"({"kind":"ServiceAccount",
+      "name":"prometheus","namespace":"monitoring"})"));
+  // Every namespace: a ClusterRole and its binding.
+  const std::vector<json> cluster = Render(
+      "--set podMonitor.enabled=true --set podMonitor.prometheusServiceAccount.name=p "
+      "--set podMonitor.prometheusServiceAccount.namespace=monitoring");
+  EXPECT_EQ(OfKind(cluster, "ClusterRoleBinding", "tj-trainingjob-operator-job-pods-scrape").size(),
+            1u);
+}
+
 TEST_F(HelmChartTest, BadValuesFailTheRenderNamingTheValue) {
   struct Case {
     std::string sets;
@@ -391,6 +466,9 @@ TEST_F(HelmChartTest, BadValuesFailTheRenderNamingTheValue) {
            {"--set serviceMonitor.enabled=true --set metrics.service.enabled=false",
             "serviceMonitor.enabled needs metrics.service.enabled"},
            {"--set serviceAccount.create=false", "serviceAccount.name is required"},
+           {"--set podMonitor.enabled=true --set podMonitor.port=", "podMonitor.port"},
+           {"--set podMonitor.enabled=true --set podMonitor.prometheusServiceAccount.name=p",
+            "podMonitor.prometheusServiceAccount.namespace is required"},
        }) {
     SCOPED_TRACE(c.sets);
     const CommandOutput out =

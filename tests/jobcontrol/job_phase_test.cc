@@ -312,7 +312,7 @@ TEST_P(JobPhaseTest, Decides) {
   const Case& c = GetParam();
   v1alpha1::TrainingJob job = testing_jobs::SmallJob();
   c.configure(job);
-  JobDecision d = DecideJobPhase(job, {c.observed, c.restarts_so_far, c.active_for, {}});
+  JobDecision d = DecideJobPhase(job, {c.observed, c.restarts_so_far, c.active_for, {}, {}});
   EXPECT_EQ(JobPhaseName(d.phase), JobPhaseName(c.phase)) << d.reason << ": " << d.message;
   EXPECT_EQ(d.reason, c.reason) << d.message;
   EXPECT_EQ(Names(d.to_create), c.to_create);
@@ -330,7 +330,7 @@ TEST(JobPhaseMessages, FailureCarriesTheDecisionMessage) {
   v1alpha1::TrainingJob job = testing_jobs::SmallJob();
   job.spec.run_policy.backoff_limit = 0;
   JobDecision d = DecideJobPhase(
-      job, {{Running(kCoord), Running(kPs0), Running(kW0), Ended(kW1, 137, true)}, 0, {}, {}});
+      job, {{Running(kCoord), Running(kPs0), Running(kW0), Ended(kW1, 137, true)}, 0, {}, {}, {}});
   EXPECT_THAT(d.message, HasSubstr("worker 1 was OOM-killed"));
   EXPECT_THAT(d.message, HasSubstr("backoffLimit 0 reached"));
 }
@@ -338,7 +338,7 @@ TEST(JobPhaseMessages, FailureCarriesTheDecisionMessage) {
 TEST(JobPhaseMessages, DeadlineNamesTheLimit) {
   v1alpha1::TrainingJob job = testing_jobs::SmallJob();
   job.spec.run_policy.active_deadline_seconds = 60;
-  JobDecision d = DecideJobPhase(job, {AllRunning(), 0, absl::Seconds(61), {}});
+  JobDecision d = DecideJobPhase(job, {AllRunning(), 0, absl::Seconds(61), {}, {}});
   EXPECT_THAT(d.message, HasSubstr("past activeDeadlineSeconds 60"));
 }
 

@@ -15,11 +15,19 @@
 #     cpu=${TJ_KUEUE_CPU:-4} memory=${TJ_KUEUE_MEMORY:-8Gi} and preemption withinClusterQueue
 #     LowerPriority, WorkloadPriorityClasses `low` (100) and `high` (1000). LocalQueues are the
 #     tests' (namespaced): kueue-local-queue.sh <workdir> <namespace> makes `user-queue`.
+#   - with TJ_KUEUE_MULTIKUEUE_WORKER=<worker workdir> (a control plane of up.sh with its own
+#     kueue-up.sh and the TrainingJob CRD): this Kueue is a MultiKueue manager dispatching to that
+#     worker. Its configuration lists TrainingJob under multiKueue.externalFrameworks (Kueue's
+#     generic adapter copies a job whose spec.managedBy is kueue.x-k8s.io/multikueue to the worker
+#     and its status back); the worker's kubeconfig is Secret kueue-system/worker-kubeconfig (key
+#     `kubeconfig`, client certificate and CA embedded, as Kueue requires), MultiKueueCluster
+#     `worker`, MultiKueueConfig and AdmissionCheck `multikueue`, and the ClusterQueue admits
+#     through that check. The TrainingJob CRD must be applied here first.
 #
 # usage: kueue-up.sh <workdir>     (stop: down.sh <workdir>, which stops Kueue first)
 # Appends KUEUE_PID and TJ_KUEUE_DIR to <workdir>/env; Kueue logs to <workdir>/logs/kueue.log.
 # Environment: TJ_KUEUE_DIR (default: the output of scripts/install-kueue.sh),
-#              TJ_KUEUE_UP_TIMEOUT (seconds, default 180).
+#              TJ_KUEUE_UP_TIMEOUT (seconds, default 180), TJ_KUEUE_MULTIKUEUE_WORKER (above).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -32,6 +40,10 @@ kdir="${TJ_KUEUE_DIR:-}"
 [[ -n "$kdir" ]] || kdir="$("$here/../../scripts/install-kueue.sh")"
 [[ -x "$kdir/kueue" ]] || die "no kueue binary in $kdir (scripts/install-kueue.sh)"
 timeout_s="${TJ_KUEUE_UP_TIMEOUT:-180}"
+worker="${TJ_KUEUE_MULTIKUEUE_WORKER:-}"
+if [[ -n "$worker" ]]; then
+  [[ -f "$worker/kubeconfig" ]] || die "TJ_KUEUE_MULTIKUEUE_WORKER=$worker: no kubeconfig there (up.sh)"
+fi
 t0=$(date +%s)
 deadline=$(( t0 + timeout_s ))
 
@@ -88,7 +100,9 @@ openssl x509 -req -in "$wd/kueue/certs/tls.csr" -CA "$pki/ca.crt" -CAkey "$pki/c
 
 kc create namespace kueue-system --dry-run=client -o yaml | kc apply -f - >/dev/null
 kc apply --server-side --force-conflicts -f "$kdir/crds" >/dev/null
-for crd in workloads clusterqueues localqueues resourceflavors workloadpriorityclasses; do
+crds="workloads clusterqueues localqueues resourceflavors workloadpriorityclasses"
+[[ -z "$worker" ]] || crds+=" multikueueclusters multikueueconfigs admissionchecks"
+for crd in $crds; do
   wait_for "CRD $crd" kc wait --for=condition=Established --timeout=5s "crd/$crd.kueue.x-k8s.io"
 done
 
@@ -112,6 +126,12 @@ integrations:
   frameworks: ["batch/job"]
   externalFrameworks: ["TrainingJob.v1alpha1.trainingjob.dev"]
 CFG
+if [[ -n "$worker" ]]; then
+  cat >>"$wd/kueue/config.yaml" <<'CFG'
+multiKueue:
+  externalFrameworks: [{name: TrainingJob.v1alpha1.trainingjob.dev}]
+CFG
+fi
 
 # With internal cert management off, Kueue 0.17 reads its metrics server's certificate from the
 # fixed path /etc/kueue/metrics/certs. It gets the webhook's pair there in a mount namespace of its
@@ -158,6 +178,39 @@ kc apply -f "$wd/kueue/webhooks.yaml" >/dev/null
 
 cpu="${TJ_KUEUE_CPU:-4}"
 memory="${TJ_KUEUE_MEMORY:-8Gi}"
+checks=""
+if [[ -n "$worker" ]]; then
+  checks="admissionChecksStrategy: {admissionChecks: [{name: multikueue}]}"
+  kc -n kueue-system create secret generic worker-kubeconfig --from-file=kubeconfig="$worker/kubeconfig" \
+    --dry-run=client -o yaml | kc apply -f - >/dev/null
+  apply_multikueue() {
+    kc apply -f - <<OBJ
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: worker}
+spec:
+  clusterSource:
+    kubeConfig: {locationType: Secret, location: worker-kubeconfig}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueConfig
+metadata: {name: multikueue}
+spec: {clusters: [worker]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: multikueue}
+spec:
+  controllerName: kueue.x-k8s.io/multikueue
+  parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: multikueue}
+OBJ
+  }
+  wait_for "MultiKueueCluster, MultiKueueConfig, AdmissionCheck" apply_multikueue
+  wait_for "MultiKueueCluster worker Active (connected to $worker)" \
+    kc wait --for=condition=Active --timeout=5s multikueuecluster/worker
+  wait_for "AdmissionCheck multikueue Active" \
+    kc wait --for=condition=Active --timeout=5s admissioncheck/multikueue
+fi
 apply_queue() {
   kc apply -f - <<OBJ
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -173,6 +226,7 @@ metadata: {name: cluster-queue}
 spec:
   namespaceSelector: {}
   preemption: {withinClusterQueue: LowerPriority}
+  ${checks}
   resourceGroups:
   - coveredResources: [cpu, memory]
     flavors:

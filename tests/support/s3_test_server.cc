@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "coordinator/base/status_macros.h"
 #include "coordinator/checkpoint/s3_object_store.h"
 
 namespace tj::testing {
@@ -79,9 +80,7 @@ absl::StatusOr<std::unique_ptr<S3TestServer>> S3TestServer::Start(const std::str
   if (::mkdtemp(pattern.data()) == nullptr) return absl::InternalError("mkdtemp");
   server->dir_ = pattern;
   const std::string config = server->dir_ + "/s3.json";
-  std::ofstream(config) << R"({"identities":[{"name":"tj","credentials":[{"accessKey":")"
-                        << kS3TestAccessKey << R"(","secretKey":")" << kS3TestSecretKey
-                        << R"("}],"actions":["Read","Write","List","Tagging"]}]})";
+  if (absl::Status written = server->WriteIdentities(true); !written.ok()) return written;
   std::vector<int> ports;
   for (int i = 0; i < 9; ++i) {
     absl::StatusOr<int> port = FreePort();
@@ -146,6 +145,45 @@ absl::StatusOr<std::unique_ptr<S3TestServer>> S3TestServer::Start(const std::str
   return server;
 }
 
+absl::Status S3TestServer::WriteIdentities(bool full_identity_writes) const {
+  const std::string scope = absl::StrCat(kS3TestBucket, "/", kS3TestScopedPrefix, "/*");
+  const std::string full_actions =
+      full_identity_writes ? R"("Read","Write","List","Tagging")" : R"("Read","List","Tagging")";
+  const std::string path = dir_ + "/s3.json";
+  std::ofstream out(path + ".new");
+  out << R"({"identities":[{"name":"tj","credentials":[{"accessKey":")" << kS3TestAccessKey
+      << R"(","secretKey":")" << kS3TestSecretKey << R"("}],"actions":[)" << full_actions
+      << "]},"
+      << R"({"name":"tj-scoped","credentials":[{"accessKey":")" << kS3TestScopedAccessKey
+      << R"(","secretKey":")" << kS3TestScopedSecretKey << R"("}],"actions":["Read:)" << scope
+      << R"(","Write:)" << scope << R"(","List:)" << scope << R"(","Tagging:)" << scope
+      << R"("]}]})";
+  out.close();
+  // Replaced whole, so a reload never reads half a file.
+  std::error_code error;
+  std::filesystem::rename(path + ".new", path, error);
+  if (!out || error) return absl::InternalError(absl::StrCat("writing ", path));
+  return absl::OkStatus();
+}
+
+absl::Status S3TestServer::SetWritesAllowed(bool allowed) {
+  TJ_RETURN_IF_ERROR(WriteIdentities(allowed));
+  // weed reloads its -s3.config file on SIGHUP (util/grace's reload hooks).
+  if (::kill(pid_, SIGHUP) != 0) return absl::InternalError("kill(weed, SIGHUP)");
+  // The reload is asynchronous: done when a write with the identity is answered as asked.
+  S3ObjectStore store(Options(), kS3TestBucket);
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (true) {
+    const absl::Status put = store.Put("tj-test-write-probe", "x");
+    if (allowed ? put.ok() : absl::IsPermissionDenied(put)) return absl::OkStatus();
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "weed did not apply writes ", allowed ? "allowed" : "refused", ": ", put.ToString()));
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+}
+
 S3TestServer::~S3TestServer() {
   if (pid_ > 0) {
     ::kill(-pid_, SIGKILL);
@@ -164,6 +202,13 @@ S3Options S3TestServer::Options() const {
   options.access_key = kS3TestAccessKey;
   options.secret_key = kS3TestSecretKey;
   options.part_bytes = kMinS3PartBytes;
+  return options;
+}
+
+S3Options S3TestServer::ScopedOptions() const {
+  S3Options options = Options();
+  options.access_key = kS3TestScopedAccessKey;
+  options.secret_key = kS3TestScopedSecretKey;
   return options;
 }
 

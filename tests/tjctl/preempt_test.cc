@@ -93,6 +93,32 @@ TEST_F(PreemptTest, APreemptedParameterServerCostsNoStep) {
   EXPECT_GE(status["progress"]["restoredFromStep"], 150);
 }
 
+// Occurrences of `text` in a replica's log (every start of it appends to the same file).
+int CountInLog(const std::string& path, const std::string& text) {
+  std::ifstream in(path);
+  const std::string log((std::istreambuf_iterator<char>(in)), {});
+  int count = 0;
+  for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++count;
+  return count;
+}
+
+// The notice gives the PS 2 s: the coordinator checkpoints and exits at once, and its successor
+// must not start (and restore into the PS about to go) until the PS has been replaced. Before
+// replacementPolicy the coordinator started three times: it resumed against the noticed PS and
+// lost it again when its SIGTERM came, checkpointing a second time.
+TEST_F(PreemptTest, OnePsPreemptionCostsOneCheckpointAndOneCoordinatorRestart) {
+  StartRun();
+  ASSERT_TRUE(testing::WaitFor([&] { return Step() >= 150; }, absl::Seconds(60))) << Log("run.log");
+  ASSERT_EQ(Preempt("ps-0", "2"), 0) << Log("preempt.log");
+  ExpectSucceededExactly();
+  const nlohmann::json status = Status();
+  EXPECT_EQ(status["replicas"]["digits-ps-0"]["starts"], 2);
+  EXPECT_EQ(status["replicas"]["digits-coordinator-0"]["starts"], 2) << Log("run.log");
+  const std::string coordinator_log = work_dir() + "/logs/digits-coordinator-0.log";
+  EXPECT_EQ(CountInLog(coordinator_log, "preempted at step"), 1) << "one preemption checkpoint";
+  EXPECT_EQ(CountInLog(coordinator_log, "restored checkpoint"), 1) << "one restore";
+}
+
 TEST_F(PreemptTest, APreemptedWorkerIsReplacedWithoutACheckpoint) {
   StartRun();
   ASSERT_TRUE(testing::WaitFor([&] { return Step() >= 60; }, absl::Seconds(60))) << Log("run.log");

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 
 #include "api/v1alpha1/load.h"
 #include "coordinator/checkpoint/atomic_file.h"
 #include "tests/support/temp_dir.h"
 #include "tjctl/local/container_env.h"
+#include "tjctl/local/disruption_marker.h"
 #include "tjctl/local/launch_plan.h"
+#include "tjctl/local/metrics_targets.h"
 #include "tjctl/local/progress_display.h"
 #include "tjctl/local/progress_file.h"
 #include "tjctl/local/replica_log.h"
@@ -21,7 +24,37 @@ namespace {
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::Pair;
+using ::testing::_;
+
+// A replica given notice holds its successor back (jobcontrol/replacement.h) only while its
+// marker is younger than the grace period plus the slack: a `tjctl preempt` killed before it
+// terminated the replica must not hold the coordinator's successor for ever.
+TEST(DisruptionMarkerTest, AMarkerHoldsForItsGracePlusTheSlackAndThenNoLonger) {
+  testing::TempDir dir;
+  const std::string work = dir.path();
+  EXPECT_FALSE(HasDisruptionMarker(work, "digits-ps-0"));
+  ASSERT_TRUE(WriteDisruptionMarker(work, "digits-ps-0", "tjctl preempt", absl::Seconds(60)).ok());
+  const absl::Time now = absl::Now();
+  EXPECT_TRUE(HasDisruptionMarker(work, "digits-ps-0", now));
+  EXPECT_TRUE(HasDisruptionMarker(work, "digits-ps-0",
+                                  now + absl::Seconds(60) + kDisruptionMarkerSlack -
+                                      absl::Seconds(5)));
+  EXPECT_FALSE(HasDisruptionMarker(work, "digits-ps-0",
+                                   now + absl::Seconds(60) + kDisruptionMarkerSlack +
+                                       absl::Seconds(5)));
+  // A marker without a grace line (an older tjctl) holds for the slack alone.
+  {
+    std::ofstream(DisruptionMarkerPath(work, "digits-ps-1")) << "tjctl preempt\n";
+  }
+  EXPECT_TRUE(HasDisruptionMarker(work, "digits-ps-1", now + kDisruptionMarkerSlack -
+                                                           absl::Seconds(5)));
+  EXPECT_FALSE(HasDisruptionMarker(work, "digits-ps-1", now + kDisruptionMarkerSlack +
+                                                            absl::Seconds(5)));
+  EXPECT_TRUE(ConsumeDisruptionMarker(work, "digits-ps-0"));
+  EXPECT_FALSE(HasDisruptionMarker(work, "digits-ps-0", now));
+}
 
 TEST(RestartBackoffTest, ImmediateThenDoublingFromHalfASecondCappedAtTenSeconds) {
   RestartBackoff backoff;
@@ -148,6 +181,27 @@ TEST(LaunchPlanTest, CommandArgsEnvGraceAndPaths) {
   EXPECT_THAT(plan.warnings[0], HasSubstr("spec.replicaSpecs.Worker.template.spec.containers"));
 }
 
+// A TensorFlow chief's Coordination service (tj-coordination port) gets its own local port.
+TEST(LaunchPlanTest, DeclaredCoordinationPortGetsASecondLocalPort) {
+  const auto job = Job(std::string(kJobHead) +
+                       "    Coordinator:\n"
+                       "      template: {spec: {containers: [{name: c, command: [/bin/true], "
+                       "ports: [{name: tj-coordination, containerPort: 2223}]}]}}\n"
+                       "    PS:\n"
+                       "      template: {spec: {containers: [{name: c, command: [/bin/true]}]}}\n"
+                       "    Worker:\n"
+                       "      template: {spec: {containers: [{name: c, command: [/bin/true]}]}}\n");
+  const LaunchPlan plan = PlanLocalLaunch(job, PickLocalAddresses(job), Paths());
+  ASSERT_TRUE(plan.ok()) << plan.errors[0].field << ": " << plan.errors[0].message;
+  const ReplicaLaunch& coordinator = plan.replicas[0];
+  EXPECT_THAT(coordinator.coordination_address, ::testing::StartsWith("127.0.0.1:"));
+  EXPECT_NE(coordinator.coordination_address, coordinator.address);
+  EXPECT_THAT(coordinator.env,
+              Contains(Pair("TJ_COORDINATION_ADDRESS", coordinator.coordination_address)));
+  EXPECT_EQ(plan.replicas[1].coordination_address, "");
+  EXPECT_THAT(plan.replicas[1].env, Not(Contains(Pair("TJ_COORDINATION_ADDRESS", _))));
+}
+
 TEST(LaunchPlanTest, EveryProblemWithItsFieldPathOncePerReplicaType) {
   const auto job = Job(std::string(kJobHead) +
                        "    Coordinator:\n"
@@ -181,6 +235,49 @@ TEST(LaunchPlanTest, ASuspendedJobIsRefused) {
   const LaunchPlan plan = PlanLocalLaunch(job, PickLocalAddresses(job), Paths());
   ASSERT_EQ(plan.errors.size(), 1u);
   EXPECT_EQ(plan.errors[0].field, "spec.runPolicy.suspend");
+}
+
+// --metrics-targets: each replica its own TJ_METRICS_ADDRESS (over the template's), listed for
+// Prometheus' file_sd with the labels the chart's PodMonitor gives pods on Kubernetes.
+TEST(LaunchPlanTest, MetricsTargetsGiveEachReplicaItsOwnAddressListedForPrometheus) {
+  const auto job =
+      Job(std::string(kJobHead) +
+          "    Coordinator: {template: {spec: {containers: [{name: c, command: "
+          "[/bin/true], env: [{name: TJ_METRICS_ADDRESS, value: ':9090'}]}]}}}\n"
+          "    PS: {template: {spec: {containers: [{name: c, command: [/bin/true]}]}}}\n"
+          "    Worker:\n      replicas: 2\n"
+          "      template: {spec: {containers: [{name: c, command: [/bin/true]}]}}\n");
+  const ReplicaAddresses addresses = PickLocalAddresses(job);
+  const ReplicaAddresses metrics = PickLocalAddresses(job, addresses);
+  ASSERT_EQ(metrics.size(), 4u);
+  const LaunchPlan plan = PlanLocalLaunch(job, addresses, Paths(), metrics);
+  ASSERT_TRUE(plan.ok());
+  std::set<std::string> distinct;
+  for (const auto& [key, address] : addresses) distinct.insert(address);
+  for (const ReplicaLaunch& launch : plan.replicas) {
+    EXPECT_THAT(launch.env, Contains(Pair("TJ_METRICS_ADDRESS", metrics.at(launch.key))))
+        << launch.name;
+    EXPECT_NE(metrics.at(launch.key), launch.address) << "the trainer port is another";
+    distinct.insert(metrics.at(launch.key));
+  }
+  EXPECT_EQ(distinct.size(), 8u) << "processes of one host need a port each, trainer ports too";
+
+  const nlohmann::json targets = nlohmann::json::parse(PrometheusTargetsJson(job, metrics));
+  ASSERT_EQ(targets.size(), 4u);
+  EXPECT_EQ(
+      targets[3],
+      nlohmann::json({{"targets", nlohmann::json::array({metrics.at({ReplicaType::kWorker, 1})})},
+                      {"labels",
+                       {{"namespace", "default"},
+                        {"trainingjob", "j"},
+                        {"replica_type", "worker"},
+                        {"replica_index", "1"},
+                        {"pod", "j-worker-1"}}}}));
+  // Without the option nothing changes: the template's own variable stays.
+  const LaunchPlan plain = PlanLocalLaunch(job, PickLocalAddresses(job), Paths());
+  EXPECT_THAT(plain.replicas[0].env, Contains(Pair("TJ_METRICS_ADDRESS", ":9090")));
+  EXPECT_THAT(plain.replicas[1].env,
+              ::testing::Not(Contains(Pair("TJ_METRICS_ADDRESS", ::testing::_))));
 }
 
 TEST(ShellQuoteTest, QuotesOnlyWhatNeedsIt) {

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "absl/strings/str_cat.h"
+#include "api/v1alpha1/coordination_port.h"
 #include "api/v1alpha1/enums.h"
 #include "api/v1alpha1/runtime_env.h"
 #include "coordinator/base/strings.h"
@@ -51,16 +53,23 @@ std::string ShellQuoteCommand(const std::string& binary, const std::vector<std::
   return out;
 }
 
-ReplicaAddresses PickLocalAddresses(const v1alpha1::TrainingJob& job) {
+ReplicaAddresses PickLocalAddresses(const v1alpha1::TrainingJob& job,
+                                    const ReplicaAddresses& taken) {
+  std::set<std::string> used;
+  for (const auto& [key, address] : taken) used.insert(address);
   ReplicaAddresses addresses;
   for (const Replica& replica : DesiredReplicas(job)) {
-    addresses[replica.key] = absl::StrCat("127.0.0.1:", PickFreePort());
+    std::string address;
+    do {
+      address = absl::StrCat("127.0.0.1:", PickFreePort());
+    } while (!used.insert(address).second);
+    addresses[replica.key] = std::move(address);
   }
   return addresses;
 }
 
 LaunchPlan PlanLocalLaunch(const v1alpha1::TrainingJob& job, const ReplicaAddresses& addresses,
-                           const RunPaths& paths) {
+                           const RunPaths& paths, const ReplicaAddresses& metrics_addresses) {
   LaunchPlan plan;
   if (job.spec.run_policy.suspend.value_or(false)) {
     plan.errors.push_back(v1alpha1::ForbiddenError(
@@ -117,6 +126,11 @@ LaunchPlan PlanLocalLaunch(const v1alpha1::TrainingJob& job, const ReplicaAddres
     EnvList injected =
         ReplicaEnvironment(job, replica.key, *tf_config, paths.checkpoint_dir);
     injected.emplace_back(v1alpha1::env::kProgressFile, paths.progress_file);
+    if (replica.key.type == v1alpha1::ReplicaType::kCoordinator &&
+        v1alpha1::CoordinationPort(job).has_value()) {
+      launch.coordination_address = absl::StrCat("127.0.0.1:", PickFreePort());
+      injected.emplace_back(v1alpha1::env::kCoordinationAddress, launch.coordination_address);
+    }
     if (!paths.credentials_dir.empty()) {
       // The replica's own role's credential only (the role is the replica type's lower name).
       injected.emplace_back(kTokenFileEnv, Cat(paths.credentials_dir, "/",
@@ -124,6 +138,9 @@ LaunchPlan PlanLocalLaunch(const v1alpha1::TrainingJob& job, const ReplicaAddres
       injected.emplace_back(kTokenVerifiersFileEnv, Cat(paths.credentials_dir, "/verifiers"));
     }
     if (!paths.tls_dir.empty()) injected.emplace_back(kTlsDirEnv, paths.tls_dir);
+    if (auto metrics = metrics_addresses.find(replica.key); metrics != metrics_addresses.end()) {
+      injected.emplace_back(v1alpha1::env::kMetricsAddress, metrics->second);
+    }
 
     const LocalFieldValues values{replica.name, pod_namespace, "127.0.0.1", host};
     v1alpha1::FieldErrors env_errors;

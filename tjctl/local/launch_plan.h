@@ -46,6 +46,10 @@ struct ReplicaLaunch {
   ReplicaKey key;
   std::string name;     // "<job>-<type>-<index>"
   std::string address;  // 127.0.0.1:<port>, the same for the whole run
+  // The coordinator's Coordination service when the job declares a port for it
+  // (v1alpha1::CoordinationPort: a TensorFlow chief), 127.0.0.1:<another port>; else empty and the
+  // service is at `address`.
+  std::string coordination_address;
   std::string binary;   // command[0], resolved to an absolute path
   std::vector<std::string> args;  // command[1:] then args
   EnvList env;                    // the container's env, then the replica environment
@@ -62,12 +66,15 @@ struct LaunchPlan {
   bool ok() const { return errors.empty(); }
 };
 
-// 127.0.0.1:<free port> for every replica.
-ReplicaAddresses PickLocalAddresses(const v1alpha1::TrainingJob& job);
+// 127.0.0.1:<free port> for every replica, each port distinct and none in `taken`: a port just
+// closed may be handed out again, and two replicas once got the same one.
+ReplicaAddresses PickLocalAddresses(const v1alpha1::TrainingJob& job,
+                                    const ReplicaAddresses& taken = {});
 
-// `job` is defaulted and valid under the local rules (LoadTrainingJobFile with kLocal).
+// `job` is defaulted and valid under the local rules (LoadTrainingJobFile with kLocal). A replica
+// named in `metrics_addresses` gets it as TJ_METRICS_ADDRESS (over the template's own).
 LaunchPlan PlanLocalLaunch(const v1alpha1::TrainingJob& job, const ReplicaAddresses& addresses,
-                           const RunPaths& paths);
+                           const RunPaths& paths, const ReplicaAddresses& metrics_addresses = {});
 
 // "a 'b c'": arguments quoted for a POSIX shell when they need it.
 std::string ShellQuoteCommand(const std::string& binary, const std::vector<std::string>& args);

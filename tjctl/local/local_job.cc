@@ -95,6 +95,7 @@ int LocalJob::Run() {
 
     const JobObservation observed = Observe();
     JobDecision decision = DecideJobPhase(job_, observed);
+    UpdateHeld(decision, observed);
     restart_count_ = decision.restart_count;
     restart_counts_by_type_ = decision.restart_counts_by_type;
     const std::string phase(JobPhaseName(decision.phase));
@@ -150,7 +151,7 @@ int LocalJob::Run() {
   }
   completion_time_ = absl::Now();
   for (ReplicaState& r : replicas_) {
-    if (r.state == "BackOff") r.state = "Exited";  // it will not be restarted now
+    if (r.state == "BackOff" || r.state == "Waiting") r.state = "Exited";  // not restarted now
   }
   RefreshProgress(/*force=*/true);
   WriteStatus();
@@ -261,9 +262,36 @@ void LocalJob::ScheduleRestart(ReplicaState& r, const RestartDecision& decision,
           ? Cat("restart ", restart_number, " of backoffLimit ",
                 RestartRulesFor(job_, r.launch.key.type).backoff_limit)
           : std::string("not counted toward backoffLimit");
-  Event(Cat("restarting ", r.launch.name, " in ", FormatDelay(delay), " (", decision.reason, ", ",
-            counted, "): ", decision.message));
-  if (delay <= absl::ZeroDuration()) StartReplica(r);
+  const bool held = held_.contains(r.launch.key);
+  Event(Cat("restarting ", r.launch.name,
+            held ? " once its replacement may start" : Cat(" in ", FormatDelay(delay)), " (",
+            decision.reason, ", ", counted, "): ", decision.message));
+  if (held) r.state = "Waiting";
+  if (delay <= absl::ZeroDuration() && !held) StartReplica(r);
+}
+
+void LocalJob::UpdateHeld(JobDecision& decision, const JobObservation& observed) {
+  // A restart decided earlier and not started yet (backoff, or held) is still a replacement
+  // about to start: the decision does not list it again, so ask the same rule here.
+  std::vector<ReplicaKey> waiting;
+  for (const ReplicaState& r : replicas_) {
+    if (r.phase == ReplicaPhase::kPending && r.starts > 0) waiting.push_back(r.launch.key);
+  }
+  std::vector<ReplacementHold> holds = HeldReplacements(job_, observed.terminating, waiting);
+  holds.insert(holds.end(), decision.held.begin(), decision.held.end());
+  std::set<ReplicaKey> held;
+  for (const ReplacementHold& hold : holds) {
+    if (!held.insert(hold.replica).second) continue;
+    if (!held_.contains(hold.replica)) Event(hold.message);
+    // As the operator reports a coordinator whose new pod waits (DecideJobPhase sees it missing
+    // there; here it is a restart scheduled earlier, so the decision does not know it is held).
+    if (hold.replica.type == ReplicaType::kCoordinator && decision.phase == JobPhase::kCreated) {
+      decision.phase = JobPhase::kRestarting;
+      decision.reason = "WaitingForReplacement";
+      decision.message = hold.message;
+    }
+  }
+  held_ = std::move(held);
 }
 
 void LocalJob::RestartEveryReplica(const JobDecision& decision) {
@@ -283,7 +311,10 @@ void LocalJob::RestartEveryReplica(const JobDecision& decision) {
 void LocalJob::StartDueRestarts() {
   const absl::Time now = absl::Now();
   for (ReplicaState& r : replicas_) {
-    if (r.phase == ReplicaPhase::kPending && r.starts > 0 && r.restart_at <= now) StartReplica(r);
+    if (r.phase == ReplicaPhase::kPending && r.starts > 0 && r.restart_at <= now &&
+        !held_.contains(r.launch.key)) {
+      StartReplica(r);
+    }
   }
 }
 
@@ -355,6 +386,11 @@ JobObservation LocalJob::Observe() const {
   JobObservation observed;
   for (const ReplicaState& r : replicas_) {
     observed.replicas.push_back(ReplicaObservation{r.launch.key, r.phase, r.termination});
+    // Given notice by `tjctl preempt` and still running: its pod would be terminating.
+    if (r.phase == ReplicaPhase::kRunning &&
+        HasDisruptionMarker(options_.paths.work_dir, r.launch.name)) {
+      observed.terminating.insert(r.launch.key);
+    }
   }
   observed.restarts_so_far = restart_count_;
   observed.restarts_by_type = restart_counts_by_type_;
@@ -367,7 +403,10 @@ absl::Duration LocalJob::NextWait() const {
   absl::Duration wait = options_.poll_interval;
   wait = std::min(wait, last_progress_read_ + options_.progress_interval - now);
   for (const ReplicaState& r : replicas_) {
-    if (r.phase == ReplicaPhase::kPending && r.starts > 0) wait = std::min(wait, r.restart_at - now);
+    // A held replacement starts after an exit (the one it waits for), not at a time.
+    if (r.phase == ReplicaPhase::kPending && r.starts > 0 && !held_.contains(r.launch.key)) {
+      wait = std::min(wait, r.restart_at - now);
+    }
   }
   return std::max(wait, absl::ZeroDuration());
 }
@@ -402,6 +441,7 @@ void LocalJob::WriteStatus() {
     s.type = std::string(v1alpha1::ReplicaTypeName(r.launch.key.type));
     s.index = r.launch.key.index;
     s.address = r.launch.address;
+    s.coordination_address = r.launch.coordination_address;
     s.state = r.state;
     s.starts = r.starts;
     s.last_exit_code = r.last_exit_code;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,11 @@ class LocalJob {
   // A failurePolicy RestartJob: stops every running replica (not failures: tjctl stops them),
   // then starts every one the decision restarts, PS first and the coordinator last.
   void RestartEveryReplica(const JobDecision& decision);
+  // held_: the decision's held replacements and those of replicas waiting to start again, each
+  // new one said once.
+  // A held coordinator turns a decision of Created into Restarting (WaitingForReplacement).
+  void UpdateHeld(JobDecision& decision, const JobObservation& observed);
+  // Starts the replicas whose backoff is over, unless their replacement is held (held_).
   void StartDueRestarts();
   void CollectExits(absl::Duration wait);
   // SIGTERM to every running replica, each given its grace period, then SIGKILL; a second signal
@@ -122,6 +128,9 @@ class LocalJob {
   v1alpha1::JobGoodput goodput_;
   absl::Time last_progress_read_ = absl::InfinitePast();
   bool status_dirty_ = false;  // a replica started or ended, or the phase changed
+  // The last decision's held replacements (a coordinator waiting for a PS `tjctl preempt`
+  // announced): not started while they are here.
+  std::set<ReplicaKey> held_;
   bool status_write_failed_ = false;
 };
 

@@ -16,7 +16,8 @@ nlohmann::json ToJson(const RunStatus& status) {
   };
   nlohmann::json replicas = nlohmann::json::object();
   for (const ReplicaRunStatus& r : status.replicas) {
-    replicas[r.name] = {
+    nlohmann::json& replica = replicas[r.name];
+    replica = {
         {"type", r.type},
         {"index", r.index},
         {"address", r.address},
@@ -27,6 +28,7 @@ nlohmann::json ToJson(const RunStatus& status) {
         {"pid", optional_int(r.pid)},
         {"log", r.log},
     };
+    if (!r.coordination_address.empty()) replica["coordinationAddress"] = r.coordination_address;
   }
   return {
       {"job", status.job},

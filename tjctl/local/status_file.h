@@ -22,8 +22,12 @@ struct ReplicaRunStatus {
   std::string type;  // "Coordinator", "PS", "Worker"
   int index = 0;
   std::string address;
-  // "Pending" (not started yet), "Running", "BackOff" (waiting to be restarted), "Exited" (ended,
-  // not restarted), "Stopped" (stopped by tjctl).
+  // Where the coordinator's Coordination service is when not at `address` (a TensorFlow chief,
+  // launch_plan.h); empty otherwise. `tjctl preempt` sends notices there.
+  std::string coordination_address;
+  // "Pending" (not started yet), "Running", "BackOff" (waiting to be restarted), "Waiting" (its
+  // restart held until a replica given notice is gone: jobcontrol/replacement.h), "Exited"
+  // (ended, not restarted), "Stopped" (stopped by tjctl).
   std::string state = "Pending";
   int starts = 0;
   std::optional<int> last_exit_code;

@@ -62,6 +62,19 @@ void SoftmaxRegression::Logits(std::span<const float> x, std::span<const float> 
   }
 }
 
+double SoftmaxRegression::RowLossAndLogitGradient(std::span<const float> x, int32_t y,
+                                                  std::span<const float> w,
+                                                  std::span<const float> b, float inv_n,
+                                                  std::span<float> logits) const {
+  Logits(x, w, b, logits);
+  const double lse = LogSumExp(logits);
+  const double loss = lse - logits[y];
+  // d loss / d logit_c = softmax_c - [c == y]; reuse the logits buffer for it.
+  for (float& z : logits) z = static_cast<float>(std::exp(z - lse)) * inv_n;
+  logits[y] -= inv_n;
+  return loss;
+}
+
 absl::StatusOr<double> SoftmaxRegression::LossAndGradient(const Batch& batch,
                                                           std::span<const float> w,
                                                           std::span<const float> b,
@@ -81,15 +94,7 @@ absl::StatusOr<double> SoftmaxRegression::LossAndGradient(const Batch& batch,
   double loss = 0;
   for (int64_t r = 0; r < batch.num_rows; ++r) {
     const std::span<const float> x = batch.dense_row(r);
-    Logits(x, w, b, logits);
-    const double lse = LogSumExp(logits);
-    const int32_t y = batch.labels[r];
-    loss += lse - logits[y];
-    // d loss / d logit_c = softmax_c - [c == y]; reuse the logits buffer for it.
-    for (size_t c = 0; c < k; ++c) {
-      logits[c] = static_cast<float>(std::exp(logits[c] - lse)) * inv_n;
-    }
-    logits[y] -= inv_n;
+    loss += RowLossAndLogitGradient(x, batch.labels[r], w, b, inv_n, logits);
     for (size_t c = 0; c < k; ++c) db[c] += logits[c];
     for (int64_t j = 0; j < dim_; ++j) {
       const float xj = x[j];
@@ -99,6 +104,47 @@ absl::StatusOr<double> SoftmaxRegression::LossAndGradient(const Batch& batch,
     }
   }
   return loss / static_cast<double>(batch.num_rows);
+}
+
+absl::StatusOr<double> SoftmaxRegression::LossAndLogitGradient(const Batch& batch,
+                                                               std::span<const float> w,
+                                                               std::span<const float> b,
+                                                               std::span<float> dlogits,
+                                                               std::span<float> db) const {
+  TJ_RETURN_IF_ERROR(Check(batch, w, b));
+  const size_t k = static_cast<size_t>(num_classes_);
+  if (dlogits.size() != static_cast<size_t>(batch.num_rows) * k || db.size() != b.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gradient spans have ", dlogits.size(), " and ", db.size(), " floats, expected ",
+        static_cast<size_t>(batch.num_rows) * k, " and ", b.size()));
+  }
+  std::fill(db.begin(), db.end(), 0.0f);
+  const float inv_n = 1.0f / static_cast<float>(batch.num_rows);
+  double loss = 0;
+  for (int64_t r = 0; r < batch.num_rows; ++r) {
+    const std::span<float> g = dlogits.subspan(static_cast<size_t>(r) * k, k);
+    loss += RowLossAndLogitGradient(batch.dense_row(r), batch.labels[r], w, b, inv_n, g);
+    for (size_t c = 0; c < k; ++c) db[c] += g[c];
+  }
+  return loss / static_cast<double>(batch.num_rows);
+}
+
+void SoftmaxRegression::WeightGradientRows(const Batch& batch, std::span<const float> dlogits,
+                                           int64_t first_feature, std::span<float> dw_rows) const {
+  const size_t k = static_cast<size_t>(num_classes_);
+  const int64_t rows = static_cast<int64_t>(dw_rows.size() / k);
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t j = first_feature + i;
+    float* dwj = dw_rows.data() + static_cast<size_t>(i) * k;
+    std::fill(dwj, dwj + k, 0.0f);
+    // Batch rows in order, as LossAndGradient adds them.
+    for (int64_t r = 0; r < batch.num_rows; ++r) {
+      const float xj = batch.dense_row(r)[j];
+      if (xj == 0) continue;
+      const float* g = dlogits.data() + static_cast<size_t>(r) * k;
+      for (size_t c = 0; c < k; ++c) dwj[c] += xj * g[c];
+    }
+  }
 }
 
 absl::StatusOr<SoftmaxMetrics> SoftmaxRegression::Evaluate(const Batch& batch,

@@ -36,6 +36,18 @@ class SoftmaxRegression {
                                          std::span<const float> b, std::span<float> dw,
                                          std::span<float> db) const;
 
+  // LossAndGradient in two halves, for a caller that writes dw a few rows at a time while it pushes
+  // them (ShardedPsClient::StreamPush): first the mean loss, db, and each batch row's gradient of
+  // its logits, (softmax - one-hot) / rows, into dlogits ([batch.num_rows x num_classes]); ...
+  absl::StatusOr<double> LossAndLogitGradient(const Batch& batch, std::span<const float> w,
+                                              std::span<const float> b, std::span<float> dlogits,
+                                              std::span<float> db) const;
+  // ... then any whole rows of dw, from feature `first_feature` on, from those: the same products
+  // added in the same order as LossAndGradient, so the same floats bit for bit. `batch` and
+  // `dlogits` as given to LossAndLogitGradient.
+  void WeightGradientRows(const Batch& batch, std::span<const float> dlogits, int64_t first_feature,
+                          std::span<float> dw_rows) const;
+
   // Mean loss and accuracy, no gradient.
   absl::StatusOr<SoftmaxMetrics> Evaluate(const Batch& batch, std::span<const float> w,
                                           std::span<const float> b) const;
@@ -50,6 +62,10 @@ class SoftmaxRegression {
   // logits = b + x W for one row, skipping zero features: O(dim * num_classes).
   void Logits(std::span<const float> x, std::span<const float> w, std::span<const float> b,
               std::span<float> logits) const;
+  // Row x's loss (label y); overwrites `logits` with its gradient: (softmax - one-hot) * inv_n.
+  double RowLossAndLogitGradient(std::span<const float> x, int32_t y, std::span<const float> w,
+                                 std::span<const float> b, float inv_n,
+                                 std::span<float> logits) const;
 
   int64_t dim_;
   int32_t num_classes_;

@@ -39,11 +39,15 @@ std::string GoodputClock::NewRunId() {
   return absl::StrFormat("%08x%08x", rd(), rd());
 }
 
-void GoodputClock::TrainingStarted(bool restored) {
+void GoodputClock::Restored() {
+  absl::MutexLock lock(&mu_);
+  restored_ = true;
+}
+
+void GoodputClock::TrainingStarted() {
   const WorkerTotals totals = Sum(workers_());
   absl::MutexLock lock(&mu_);
   training_started_ = absl::Now();
-  restored_ = restored;
   away_before_ = totals.away;
   rerun_before_ = totals.rerun;
   productive_at_checkpoint_ = 0;

@@ -1,8 +1,9 @@
 // GoodputClock: the coordinator's account of its own run (jobcontrol/goodput.h): when the process
-// started, when training started (after any restore), time paused for checkpoint saves, and the
-// workers' time away and on work that ran again (ClusterCoordinator::Workers). It publishes the
-// split in the progress (what the operator and `tjctl run` add up across coordinator restarts)
-// and as tj_goodput_* gauges. Thread-safe: the training loop marks, scrapes and reports read.
+// started, whether it restored a checkpoint, when training started (its first step completed),
+// time paused for checkpoint saves, and the workers' time away and on work that ran again
+// (ClusterCoordinator::Workers). It publishes the split in the progress (what the operator and
+// `tjctl run` add up across coordinator restarts) and as tj_goodput_* gauges. Thread-safe: the
+// training loop marks, scrapes and reports read.
 #pragma once
 
 #include <functional>
@@ -25,8 +26,11 @@ class GoodputClock {
   // `started`: when the coordinator process started. `workers` is called on every Read.
   GoodputClock(absl::Time started, WorkersFn workers, std::string run = NewRunId());
 
-  // The training loop starts (restored: it resumed a checkpoint). Worker time counts from here.
-  void TrainingStarted(bool restored) ABSL_LOCKS_EXCLUDED(mu_);
+  // This run resumed a checkpoint: its time until training starts is a restart, not start-up.
+  void Restored() ABSL_LOCKS_EXCLUDED(mu_);
+  // Training is under way: the loop's first step of this run completed. Productive time and the
+  // workers' time away count from here; before it, all is start-up (or restart).
+  void TrainingStarted() ABSL_LOCKS_EXCLUDED(mu_);
   // A checkpoint was saved in `took`: that time is lost, and what was trained so far is safe.
   void CheckpointSaved(absl::Duration took) ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -25,6 +25,7 @@
 #include "coordinator/resolver/tf_config_cluster_resolver.h"
 #include "coordinator/worker/builtin_functions.h"
 #include "coordinator/worker/worker_process.h"
+#include "trainer/sdk/training_loop.h"
 
 namespace tj::sdk {
 namespace {
@@ -222,6 +223,13 @@ int ChiefExitCode(const absl::Status& outcome, const JobSettings& settings,
   if (IsPreempted(outcome)) {
     spdlog::warn("{}: {}. Exiting with the restart code {}", program,
                  std::string(outcome.message()), settings.restart_exit_code);
+    return settings.restart_exit_code;
+  }
+  if (IsFinalCheckpointNotSaved(outcome)) {
+    spdlog::error(
+        "{}: {}. Exiting with the restart code {}: training is done but its state is not saved, so "
+        "the job has not succeeded; a restarted coordinator resumes from the newest checkpoint",
+        program, outcome.ToString(), settings.restart_exit_code);
     return settings.restart_exit_code;
   }
   if (std::optional<int> ps_task = PsTaskOf(outcome); ps_task.has_value()) {

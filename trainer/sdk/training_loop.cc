@@ -4,18 +4,26 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
+#include <limits>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "coordinator/base/status_macros.h"
 #include "coordinator/base/strings.h"
 #include "coordinator/base/values.h"
+#include "coordinator/checkpoint/checkpoint_storage_error.h"
 #include "coordinator/cluster/cluster_coordinator.h"
 #include "coordinator/preemption/preemption_handler.h"
 #include "trainer/sdk/placement_record.h"
 
 namespace tj::sdk {
+
+bool IsFinalCheckpointNotSaved(const absl::Status& status) {
+  return status.GetPayload(AbslView(kFinalCheckpointNotSavedPayloadUrl)).has_value();
+}
 
 absl::StatusOr<StepResult> StepProgram::ReadStepResult(const v1::Value& value) {
   if (value.kind_case() != v1::Value::kMap) {
@@ -52,6 +60,14 @@ struct Window {
   void Reset() { *this = Window(); }
 };
 
+constexpr char kCheckpointFailuresName[] = "tj_checkpoint_failures_total";
+constexpr char kCheckpointFailuresHelp[] =
+    "Checkpoint save attempts, and attempts to claim the location at start, that the storage "
+    "refused or did not answer (no manifest written)";
+
+// Which save SaveWithRetries makes: how often it is tried, and what a refusal leads to.
+enum class SaveKind { kPeriodic, kFinal, kPreemptionFirst, kPreemptionFinal };
+
 class Loop {
  public:
   Loop(ChiefContext& context, StepProgram& program, const TrainingLoopOptions& options)
@@ -66,7 +82,6 @@ class Loop {
     look_ahead_ = std::max<int64_t>(1, options_.max_steps_ahead);
     TJ_RETURN_IF_ERROR(Restore());
     if (options_.create_variables) TJ_RETURN_IF_ERROR(options_.create_variables());
-    context_.goodput().TrainingStarted(restored_from_.has_value());
     // From here on a coordinator notice has a loop to checkpoint it.
     struct Attachment {
       PreemptionCheckpointHandler* handler;
@@ -112,6 +127,7 @@ class Loop {
         TJ_ASSIGN_OR_RETURN(StepResult result, program_.ReadStepResult(value));
         ++step_;
         ++steps_this_run_;
+        if (steps_this_run_ == 1) MarkTrainingAtSpeed();
         window_.loss_sum += result.loss;
         window_.examples += result.examples;
         ++window_.steps;
@@ -128,11 +144,15 @@ class Loop {
         switch (preemption_->AtBoundary(step_, drain)) {
           case PreemptionCheckpointHandler::Action::kContinue:
             break;
-          case PreemptionCheckpointHandler::Action::kSaveAndContinue:
-            TJ_RETURN_IF_ERROR(SavePreemptionCheckpoint());
+          case PreemptionCheckpointHandler::Action::kSaveAndContinue: {
+            // Refused by its storage: reported, and training goes on to the final save before
+            // the deadline, which is tried again while time allows.
+            absl::Status saved = SavePreemptionCheckpoint(SaveKind::kPreemptionFirst);
+            if (!saved.ok() && !IsCheckpointStorageError(saved)) return saved;
             continue;
+          }
           case PreemptionCheckpointHandler::Action::kSaveAndExit: {
-            absl::Status saved = SavePreemptionCheckpoint();
+            absl::Status saved = SavePreemptionCheckpoint(SaveKind::kPreemptionFinal);
             if (!saved.ok()) {
               spdlog::error("preemption checkpoint at step {} failed: {}; exiting anyway, the job "
                             "resumes from the previous checkpoint",
@@ -144,14 +164,17 @@ class Loop {
         }
       }
       if (step_ < options_.total_steps) {
-        if (interval > 0 && step_ % interval == 0) TJ_RETURN_IF_ERROR(SaveCheckpoint());
+        if (interval > 0 && step_ % interval == 0) TJ_RETURN_IF_ERROR(PeriodicCheckpoint());
         if (options_.eval_every_steps > 0 && step_ % options_.eval_every_steps == 0) {
           TJ_RETURN_IF_ERROR(Evaluate());
         }
       }
     }
     if (window_.steps > 0) LogWindow();
-    if (last_checkpoint_step_ != step_) TJ_RETURN_IF_ERROR(SaveCheckpoint());
+    // Nothing was left to train (restored at the last step): the final save and evaluation are
+    // the run's work.
+    if (steps_this_run_ == 0) MarkTrainingAtSpeed();
+    if (last_checkpoint_step_ != step_) TJ_RETURN_IF_ERROR(FinalCheckpoint());
     TJ_RETURN_IF_ERROR(Evaluate());
     Report("succeeded", Cat("trained ", options_.total_steps, " steps (", steps_this_run_,
                             " in this run)"));
@@ -175,13 +198,7 @@ class Loop {
     if (checkpointer == nullptr) return absl::OkStatus();
     Report("restoring", Cat("looking for checkpoints in ", checkpointer->dir()));
     const absl::Time restore_started = absl::Now();
-    TJ_ASSIGN_OR_RETURN(
-        std::optional<RestoredCheckpoint> restored,
-        checkpointer->RestoreLatest([this](const nlohmann::json& state, const std::string& dir) {
-          if (options_.ps_placement.is_null()) return absl::OkStatus();
-          return CheckPlacementRecord(state.value("ps_placement", nlohmann::json()),
-                                      options_.ps_placement, dir);
-        }));
+    TJ_ASSIGN_OR_RETURN(std::optional<RestoredCheckpoint> restored, RestoreWhenStorageTakesIt());
     if (!restored.has_value()) {
       context_.checkpoint_metrics().Restored(absl::Now() - restore_started, false,
                                              absl::InfinitePast(), absl::Now());
@@ -203,6 +220,7 @@ class Loop {
         saved_at > 0 ? absl::FromUnixSeconds(saved_at) : absl::InfinitePast(), absl::Now());
     step_ = restored->step;
     restored_from_ = step_;
+    context_.goodput().Restored();
     last_checkpoint_step_ = step_;
     spdlog::info("restored checkpoint {} (step {}): training resumes at step {}", restored->dir,
                  restored->step, step_);
@@ -213,6 +231,70 @@ class Loop {
     });
     return absl::OkStatus();
   }
+
+  // Claims the checkpoint location and restores its newest checkpoint. While its storage refuses
+  // (IsCheckpointStorageError: keys that may read the bucket but no longer write it, a bucket
+  // deleted, an endpoint down) the coordinator is held: the refusal is reported like a refused
+  // save (checkpointError naming the location and the storage's answer, which the operator turns
+  // into CheckpointFailing and an Event; tj_checkpoint_failures_total) and the claim is tried
+  // again (StartAttemptIn: 1 s doubling to 60 s), without training, until it is taken. Exiting
+  // instead was a permanent failure (exit 1) of a job that only needs its keys fixed; the restart
+  // code would crash-loop into the same answer. Nothing is written but the claim, which is whole
+  // or absent. A preemption notice while held ends it (Preempted: nothing to save); a SIGTERM ends
+  // the process with the restart code, as before the loop. Other errors end the run as before.
+  absl::StatusOr<std::optional<RestoredCheckpoint>> RestoreWhenStorageTakesIt() {
+    PsCheckpointer* checkpointer = context_.checkpointer();
+    for (int attempt = 1;; ++attempt) {
+      absl::StatusOr<std::optional<RestoredCheckpoint>> restored =
+          checkpointer->RestoreLatest([this](const nlohmann::json& state, const std::string& dir) {
+            if (options_.ps_placement.is_null()) return absl::OkStatus();
+            return CheckPlacementRecord(state.value("ps_placement", nlohmann::json()),
+                                        options_.ps_placement, dir);
+          });
+      if (restored.ok() && attempt > 1) {
+        spdlog::info("checkpoint location {} taken at attempt {}: training starts",
+                     checkpointer->dir(), attempt);
+        context_.progress().Report(
+            [](v1alpha1::TrainingProgress& p) { p.checkpoint_error.clear(); });
+      }
+      if (restored.ok() || !IsCheckpointStorageError(restored.status())) return restored;
+      const absl::Duration wait = StartAttemptIn(options_.checkpoint_retry, attempt);
+      context_.metrics().AddCounter(kCheckpointFailuresName, kCheckpointFailuresHelp);
+      const std::string summary =
+          Cat("checkpoint location ", checkpointer->dir(), " not taken at start (attempt ", attempt,
+              "): its storage refused or did not answer; held without training, trying again in ",
+              absl::FormatDuration(wait));
+      spdlog::warn("{}: {}", summary, restored.status().ToString());
+      context_.progress().Report([&](v1alpha1::TrainingProgress& p) {
+        p.state = "held";
+        p.checkpoint_error = std::string(restored.status().message());
+        p.message = summary;
+      });
+      if (WaitUnlessPreempted(wait)) {
+        return PreemptedError(step_,
+                              "held while the checkpoint storage refused it; nothing to save");
+      }
+    }
+  }
+
+  // Sleeps `wait`, or less when a coordinator or PS notice arrives: true then.
+  bool WaitUnlessPreempted(absl::Duration wait) {
+    const absl::Time until = absl::Now() + wait;
+    while (true) {
+      if (preemption_ != nullptr && preemption_->CheckpointRequested()) return true;
+      const absl::Duration left = until - absl::Now();
+      if (left <= absl::ZeroDuration()) return false;
+      // Notices are polled: the handler offers nothing to wait on.
+      absl::SleepFor(std::min(left, absl::Milliseconds(100)));
+    }
+  }
+
+  // Goodput counts training as productive from the first step this run completes, not from the
+  // loop's start: until a step is back, the job is still being brought up (per-worker resources
+  // such as datasets built on every worker, streams opened, the first closures' warm-up), which
+  // is start-up for the first coordinator and restart for a later one (docs/decisions.md,
+  // "Session 13: goodput"). The first step's own time goes with it: one step per run.
+  void MarkTrainingAtSpeed() { context_.goodput().TrainingStarted(); }
 
   // At most about what the workers hold in flight plus one per worker is scheduled ahead: enough
   // to keep every window full, and little enough that pausing at a step boundary (for a checkpoint
@@ -230,22 +312,29 @@ class Loop {
   }
 
   // The save a preemption asks for: the TerminationConfig's save_fn if it has one, else the
-  // regular checkpoint. Its time feeds the countdown estimate.
-  absl::Status SavePreemptionCheckpoint() {
-    const absl::Time start = absl::Now();
-    absl::Status saved;
-    if (preemption_->config().save_fn) {
-      Report("checkpointing", Cat("preemption: save_fn at step ", step_));
-      saved = preemption_->config().save_fn(step_);
-      if (saved.ok()) context_.goodput().CheckpointSaved(absl::Now() - start);
-    } else if (context_.checkpointer() == nullptr) {
-      spdlog::warn("preemption at step {}: the job keeps no checkpoints (no checkpoint dir); "
-                   "nothing to save",
-                   step_);
-    } else if (last_checkpoint_step_ != step_) {
-      saved = SaveCheckpoint();
-    }
-    preemption_->RecordCheckpointTime(absl::Now() - start);
+  // regular checkpoint; the final one tried again while the notice's deadline allows. The time of
+  // its last attempt feeds the countdown estimate.
+  absl::Status SavePreemptionCheckpoint(SaveKind kind) {
+    absl::Duration took;
+    auto save = [&]() -> absl::Status {
+      const absl::Time start = absl::Now();
+      absl::Status saved;
+      if (preemption_->config().save_fn) {
+        Report("checkpointing", Cat("preemption: save_fn at step ", step_));
+        saved = preemption_->config().save_fn(step_);
+        if (saved.ok()) context_.goodput().CheckpointSaved(absl::Now() - start);
+      } else if (context_.checkpointer() == nullptr) {
+        spdlog::warn("preemption at step {}: the job keeps no checkpoints (no checkpoint dir); "
+                     "nothing to save",
+                     step_);
+      } else if (last_checkpoint_step_ != step_) {
+        saved = SaveCheckpoint();
+      }
+      took = absl::Now() - start;
+      return saved;
+    };
+    absl::Status saved = SaveWithRetries(kind, save);
+    preemption_->RecordCheckpointTime(took);
     return saved;
   }
 
@@ -287,9 +376,107 @@ class Loop {
     context_.progress().Report([&](v1alpha1::TrainingProgress& p) {
       p.state = "training";
       p.last_checkpoint_step = step_;
+      p.checkpoint_error.clear();
       p.message = Cat("checkpoint at step ", step_, " saved in ", absl::FormatDuration(saved.took));
     });
     return absl::OkStatus();
+  }
+
+  // A periodic save its storage refused or did not answer (credentials revoked, bucket deleted,
+  // endpoint down) leaves no manifest, so the previous checkpoint stays the newest valid one, and
+  // the PS state is untouched: training goes on and the next interval saves again. Ending the
+  // coordinator instead would restart the job into the same refusal and throw away every step
+  // since that checkpoint. Reported in the progress (checkpointError, which the operator turns
+  // into a condition and an Event) and counted; any other failure ends the run as before.
+  absl::Status PeriodicCheckpoint() {
+    absl::Status saved = SaveWithRetries(SaveKind::kPeriodic, [this] { return SaveCheckpoint(); });
+    if (saved.ok() || !IsCheckpointStorageError(saved)) return saved;
+    return absl::OkStatus();
+  }
+
+  // The save at the end of training: nothing after it would save the trained state, so a refusal
+  // is tried again (CheckpointRetryPolicy::final_attempts). When every attempt is refused the run
+  // has not succeeded: IsFinalCheckpointNotSaved, the restart exit code.
+  absl::Status FinalCheckpoint() {
+    absl::Status saved = SaveWithRetries(SaveKind::kFinal, [this] { return SaveCheckpoint(); });
+    if (saved.ok() || !IsCheckpointStorageError(saved)) return saved;
+    absl::Status lost(saved.code(), Cat("final checkpoint at step ", step_, " not saved after ",
+                                        options_.checkpoint_retry.final_attempts,
+                                        " attempts (the newest checkpoint is ", NewestCheckpoint(),
+                                        "): ", saved.message()));
+    lost.SetPayload(AbslView(kFinalCheckpointNotSavedPayloadUrl), absl::Cord(Cat(step_)));
+    return lost;
+  }
+
+  std::string NewestCheckpoint() const {
+    return last_checkpoint_step_ ? Cat("step ", *last_checkpoint_step_) : std::string("none");
+  }
+
+  // Calls `save` until it succeeds, fails otherwise than on its storage, or no attempt may follow
+  // (CheckpointRetryPolicy, NextSaveAttemptIn): once for a periodic save and the first of a grace
+  // period, final_attempts times for the final one, until the notice's deadline for the last
+  // preemption save (final_attempts times when the notice gave none). Each refused attempt is
+  // reported (progress checkpointError, tj_checkpoint_failures_total, a warning); the last
+  // status is returned. A checkpoint is reported saved only by SaveCheckpoint, once written.
+  absl::Status SaveWithRetries(SaveKind kind, const std::function<absl::Status()>& save) {
+    const CheckpointRetryPolicy& policy = options_.checkpoint_retry;
+    int max_attempts = 1;
+    absl::Time deadline = absl::InfiniteFuture();
+    if (kind == SaveKind::kFinal) max_attempts = policy.final_attempts;
+    if (kind == SaveKind::kPreemptionFinal) {
+      const std::optional<absl::Time> notice_deadline = preemption_->deadline();
+      max_attempts = notice_deadline ? std::numeric_limits<int>::max() : policy.final_attempts;
+      deadline = notice_deadline.value_or(absl::InfiniteFuture());
+    }
+    for (int attempt = 1;; ++attempt) {
+      const absl::Time started = absl::Now();
+      absl::Status saved = save();
+      if (saved.ok()) {
+        context_.progress().Report(
+            [](v1alpha1::TrainingProgress& p) { p.checkpoint_error.clear(); });
+      }
+      if (saved.ok() || !IsCheckpointStorageError(saved)) return saved;
+      const absl::Time failed = absl::Now();
+      const std::optional<absl::Duration> retry_in = NextSaveAttemptIn(
+          policy, attempt, max_attempts, deadline, failed - started, failed);
+      ReportRefusedSave(kind, attempt, max_attempts, saved, retry_in);
+      if (!retry_in.has_value()) return saved;
+      absl::SleepFor(*retry_in);
+    }
+  }
+
+  void ReportRefusedSave(SaveKind kind, int attempt, int max_attempts, const absl::Status& saved,
+                         std::optional<absl::Duration> retry_in) {
+    context_.metrics().AddCounter(kCheckpointFailuresName, kCheckpointFailuresHelp);
+    const char* what = kind == SaveKind::kFinal             ? "final checkpoint"
+                       : kind == SaveKind::kPeriodic        ? "checkpoint"
+                       : kind == SaveKind::kPreemptionFirst ? "first preemption checkpoint"
+                                                            : "preemption checkpoint";
+    const std::string attempts =
+        max_attempts == std::numeric_limits<int>::max()
+            ? Cat("attempt ", attempt, " before the notice's deadline")
+            : Cat("attempt ", attempt, " of ", max_attempts);
+    std::string then;
+    if (retry_in.has_value()) {
+      then = Cat("trying again in ", absl::FormatDuration(*retry_in));
+    } else if (kind == SaveKind::kPeriodic) {
+      then = Cat("training goes on; the next save is at step ",
+                 step_ + context_.settings().checkpoint_interval_steps);
+    } else if (kind == SaveKind::kPreemptionFirst) {
+      then = "training goes on until the final preemption checkpoint";
+    } else {
+      then = "giving up";
+    }
+    const std::string summary = Cat(what, " at step ", step_, " not saved (", attempts, "); ", then,
+                                    "; the newest checkpoint is ", NewestCheckpoint());
+    spdlog::warn("{}: {}", summary, saved.ToString());
+    const bool goes_on =
+        !retry_in.has_value() && (kind == SaveKind::kPeriodic || kind == SaveKind::kPreemptionFirst);
+    context_.progress().Report([&](v1alpha1::TrainingProgress& p) {
+      if (goes_on) p.state = "training";
+      p.checkpoint_error = std::string(saved.message());
+      p.message = summary;
+    });
   }
 
   absl::Status Evaluate() {

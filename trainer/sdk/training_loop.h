@@ -16,6 +16,7 @@
 #include "coordinator/closure/remote_value.h"
 #include "nlohmann/json.hpp"
 #include "tj/v1/value.pb.h"
+#include "trainer/sdk/checkpoint_retry.h"
 #include "trainer/sdk/chief_context.h"
 
 namespace tj::sdk {
@@ -58,6 +59,8 @@ struct TrainingLoopOptions {
   // check, so that a job resumed under another placement is refused before anything is created,
   // and after the restore, which replaces each PS's whole state anyway. Optional.
   std::function<absl::Status()> create_variables = nullptr;
+  // How often the final and the preemption save are tried again when their storage refuses them.
+  CheckpointRetryPolicy checkpoint_retry = CheckpointRetryPolicy();
 };
 
 struct TrainingSummary {
@@ -68,8 +71,16 @@ struct TrainingSummary {
   std::map<std::string, double> metrics;  // the final evaluation
 };
 
+// The status RunTrainingLoop returns when every attempt of the final checkpoint was refused by its
+// storage: the storage's own code and answer (naming the location), carrying this payload, which
+// ChiefExitCode turns into the restart exit code. Training is done but its state is not saved, so
+// the run did not succeed; a restarted coordinator resumes from the newest checkpoint.
+inline constexpr char kFinalCheckpointNotSavedPayloadUrl[] = "tj.dev/final_checkpoint_not_saved";
+bool IsFinalCheckpointNotSaved(const absl::Status& status);
+
 // Errors: whatever a step or the coordinator raised (a lost PS carries its task, PsTaskOf), a
-// checkpoint that cannot be written or restored, a fingerprint mismatch (FailedPrecondition).
+// checkpoint that cannot be written or restored, a fingerprint mismatch (FailedPrecondition), a
+// final checkpoint its storage refused (IsFinalCheckpointNotSaved).
 absl::StatusOr<TrainingSummary> RunTrainingLoop(ChiefContext& context, StepProgram& program,
                                                 const TrainingLoopOptions& options);
 

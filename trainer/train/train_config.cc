@@ -1,7 +1,11 @@
 #include "trainer/train/train_config.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
 
+#include "coordinator/base/status_macros.h"
 #include "coordinator/base/strings.h"
 
 namespace tj::train {
@@ -10,6 +14,37 @@ namespace {
 absl::Status Bad(std::string_view flag, std::string_view rule, const auto& value) {
   return absl::InvalidArgumentError(Cat("--", flag, " ", rule, ", got ", value));
 }
+
+// The flag spelling of each value of a kind, and back.
+template <typename Kind, size_t N>
+struct Names {
+  std::string_view flag;
+  std::pair<Kind, std::string_view> entries[N];
+
+  std::string_view NameOf(Kind kind) const {
+    for (const auto& [k, name] : entries) {
+      if (k == kind) return name;
+    }
+    return "unknown";
+  }
+  absl::StatusOr<Kind> Parse(std::string_view name) const {
+    std::string choices;
+    for (const auto& [k, entry] : entries) {
+      if (entry == name) return k;
+      choices += choices.empty() ? std::string(entry) : Cat(", ", entry);
+    }
+    return Bad(flag, Cat("must be one of ", choices), name);
+  }
+};
+
+constexpr Names<SplitRule, 2> kSplits{
+    "split", {{SplitRule::kInterleaved, "interleaved"}, {SplitRule::kTail, "tail"}}};
+constexpr Names<CtrHead, 2> kHeads{"head", {{CtrHead::kBias, "bias"}, {CtrHead::kDense, "dense"}}};
+constexpr Names<v1::Initializer::Kind, 3> kInits{
+    "init",
+    {{v1::Initializer::RANDOM_NORMAL, "normal"},
+     {v1::Initializer::TRUNCATED_NORMAL, "truncated_normal"},
+     {v1::Initializer::RANDOM_UNIFORM, "uniform"}}};
 
 }  // namespace
 
@@ -45,6 +80,13 @@ absl::Status Validate(const TrainConfig& c) {
   if (c.model == "fm" && c.factor_dim < 1) return Bad("factor-dim", "must be >= 1 for fm", c.factor_dim);
   if (c.factor_dim < 0 || c.factor_dim > 1024) return Bad("factor-dim", "must be in [0, 1024]", c.factor_dim);
   if (!(c.init_stddev >= 0)) return Bad("init-stddev", "must be >= 0", c.init_stddev);
+  if (!(c.init_limit >= 0) || !std::isfinite(c.init_limit)) {
+    return Bad("init-limit", "must be finite and >= 0", c.init_limit);
+  }
+  if (auto init = kInits.Parse(kInits.NameOf(c.init)); !init.ok()) return init.status();
+  if (c.model == "softmax" && c.head != CtrHead::kBias) {
+    return Bad("head", "is for the CTR models (lr, fm); softmax has its own bias", HeadName(c.head));
+  }
   if (c.eval_batch_size < 1) return Bad("eval-batch-size", "must be >= 1", c.eval_batch_size);
   if (c.eval_every_steps < 0) return Bad("eval-every-steps", "must be >= 0", c.eval_every_steps);
   if (c.log_every_steps < 1) return Bad("log-every-steps", "must be >= 1", c.log_every_steps);
@@ -72,6 +114,7 @@ nlohmann::json ToJson(const TrainConfig& c) {
       {"synthetic_vocab", c.synthetic_vocab},
       {"id_space", c.id_space},
       {"test_percent", c.test_percent},
+      {"split", std::string(SplitName(c.split))},
       {"batch_size", c.batch_size},
       {"epochs", c.epochs},
       {"steps", c.steps},
@@ -79,7 +122,10 @@ nlohmann::json ToJson(const TrainConfig& c) {
       {"optimizer", c.optimizer},
       {"learning_rate", c.learning_rate},
       {"factor_dim", c.factor_dim},
+      {"head", std::string(HeadName(c.head))},
+      {"init", std::string(InitName(c.init))},
       {"init_stddev", c.init_stddev},
+      {"init_limit", c.init_limit},
       {"eval_batch_size", c.eval_batch_size},
       {"eval_every_steps", c.eval_every_steps},
       {"log_every_steps", c.log_every_steps},
@@ -89,6 +135,7 @@ nlohmann::json ToJson(const TrainConfig& c) {
       {"logdir", c.logdir},
       {"partitioner", c.partitioner},
       {"max_slice_bytes", c.max_slice_bytes},
+      {"streamed_step", c.streamed_step},
   };
 }
 
@@ -124,6 +171,11 @@ absl::StatusOr<TrainConfig> TrainConfigFromJson(const nlohmann::json& json) {
     // Absent in the configurations of earlier coordinators: their defaults.
     c.partitioner = json.value("partitioner", c.partitioner);
     c.max_slice_bytes = json.value("max_slice_bytes", c.max_slice_bytes);
+    c.init_limit = json.value("init_limit", c.init_limit);
+    c.streamed_step = json.value("streamed_step", c.streamed_step);
+    TJ_ASSIGN_OR_RETURN(c.split, ParseSplit(json.value("split", std::string(SplitName(c.split)))));
+    TJ_ASSIGN_OR_RETURN(c.head, ParseHead(json.value("head", std::string(HeadName(c.head)))));
+    TJ_ASSIGN_OR_RETURN(c.init, ParseInit(json.value("init", std::string(InitName(c.init)))));
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(Cat("training configuration: ", e.what()));
   }
@@ -152,8 +204,20 @@ nlohmann::json Fingerprint(const TrainConfig& c) {
                          {"test_percent", c.test_percent}, {"batch_size", c.batch_size},
                          {"seed", c.seed}};
   if (c.model == "fm") json["factor_dim"] = c.factor_dim;
+  // Only when not the default, so that the checkpoints of earlier runs still match.
+  if (c.head != CtrHead::kBias) json["head"] = std::string(HeadName(c.head));
+  if (c.split != SplitRule::kInterleaved) json["split"] = std::string(SplitName(c.split));
   if (c.data == "synthetic-ctr") json["synthetic_examples"] = c.synthetic_examples;
   return json;
+}
+
+std::string_view SplitName(SplitRule rule) { return kSplits.NameOf(rule); }
+absl::StatusOr<SplitRule> ParseSplit(std::string_view name) { return kSplits.Parse(name); }
+std::string_view HeadName(CtrHead head) { return kHeads.NameOf(head); }
+absl::StatusOr<CtrHead> ParseHead(std::string_view name) { return kHeads.Parse(name); }
+std::string_view InitName(v1::Initializer::Kind kind) { return kInits.NameOf(kind); }
+absl::StatusOr<v1::Initializer::Kind> ParseInit(std::string_view name) {
+  return kInits.Parse(name);
 }
 
 }  // namespace tj::train

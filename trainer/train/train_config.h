@@ -5,10 +5,14 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "coordinator/ps/sharded_ps_client.h"
 #include "nlohmann/json.hpp"
+#include "tj/v1/ps.pb.h"
+#include "trainer/data/split.h"
+#include "trainer/models/ctr_model.h"
 
 namespace tj::train {
 
@@ -28,6 +32,7 @@ struct TrainConfig {
   int64_t id_space = int64_t{1} << 22;
 
   int test_percent = 20;
+  SplitRule split = SplitRule::kInterleaved;  // which examples are held out: --split
   int64_t batch_size = 32;
   int64_t epochs = 10;
   int64_t steps = 0;  // 0: epochs * batches per epoch
@@ -36,7 +41,12 @@ struct TrainConfig {
   std::string optimizer = "sgd";  // sgd | adagrad | adam
   double learning_rate = 0.001;
   int32_t factor_dim = 8;        // fm
-  double init_stddev = 0.01;     // fm factors
+  CtrHead head = CtrHead::kBias;  // lr, fm: the output layer (trainer/models/ctr_model.h)
+  // fm: how the rows (linear weight and factors) start: RANDOM_NORMAL or TRUNCATED_NORMAL with
+  // init_stddev, or RANDOM_UNIFORM on [-init_limit, init_limit] (0.05: Keras' Embedding default).
+  v1::Initializer::Kind init = v1::Initializer::RANDOM_NORMAL;
+  double init_stddev = 0.01;
+  double init_limit = 0.05;
 
   int64_t eval_batch_size = 1024;
   int64_t eval_every_steps = 0;  // 0: at the end only
@@ -53,6 +63,10 @@ struct TrainConfig {
   // "fixed:<shards>"; each shard is stored and moved as slices of at most max_slice_bytes.
   std::string partitioner = "min_size:1MiB";
   int64_t max_slice_bytes = int64_t{16} << 20;
+  // A dense step's gradient is written a few rows at a time and pushed slice by slice while the
+  // next rows are computed (ShardedPsClient::StreamPush); false: computed whole, then pushed.
+  // The same values, gradient and PS state either way.
+  bool streamed_step = true;
 };
 
 // The ShardedPsClient options of `config` (its partitioner and slice size), the same on the
@@ -67,5 +81,14 @@ absl::StatusOr<TrainConfig> TrainConfigFromJson(const nlohmann::json& json);
 
 // The fields a checkpoint must agree with to be resumed: model, data and how it is cut in steps.
 nlohmann::json Fingerprint(const TrainConfig& config);
+
+// The flag spellings of the kinds above ("interleaved", "tail"; "bias", "dense"; "normal",
+// "truncated_normal", "uniform") and back: InvalidArgument naming the flag and the choices.
+std::string_view SplitName(SplitRule rule);
+absl::StatusOr<SplitRule> ParseSplit(std::string_view name);
+std::string_view HeadName(CtrHead head);
+absl::StatusOr<CtrHead> ParseHead(std::string_view name);
+std::string_view InitName(v1::Initializer::Kind kind);
+absl::StatusOr<v1::Initializer::Kind> ParseInit(std::string_view name);
 
 }  // namespace tj::train

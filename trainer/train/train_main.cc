@@ -5,12 +5,34 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <string_view>
 
 #include "absl/synchronization/mutex.h"
 #include "coordinator/base/shutdown_signals.h"
 #include "trainer/sdk/program.h"
 #include "trainer/train/train_chief.h"
 #include "trainer/train/train_functions.h"
+
+namespace {
+
+// A flag naming a kind: parsed by `parse`, whose error is CLI11's message for the flag.
+template <typename Kind>
+void AddKind(CLI::App& app, const std::string& flag, Kind& target,
+             absl::StatusOr<Kind> (*parse)(std::string_view), std::string_view (*name_of)(Kind),
+             const std::string& help) {
+  app.add_option_function<std::string>(
+         flag,
+         [&target, parse](const std::string& value) {
+           absl::StatusOr<Kind> kind = parse(value);
+           if (!kind.ok()) throw CLI::ValidationError(std::string(kind.status().message()));
+           target = *kind;
+         },
+         help)
+      ->default_str(std::string(name_of(target)));
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   tj::BlockShutdownSignals();
@@ -35,6 +57,9 @@ int main(int argc, char** argv) {
   app.add_option("--id-space", config.id_space)->capture_default_str();
   app.add_option("--test-percent", config.test_percent, "held-out share of the examples")
       ->capture_default_str();
+  AddKind(app, "--split", config.split, tj::train::ParseSplit, tj::train::SplitName,
+          "which examples are held out: interleaved (every (100 / test-percent)th) or tail (the "
+          "last ones)");
   app.add_option("--batch-size", config.batch_size)->capture_default_str();
   app.add_option("--epochs", config.epochs)->capture_default_str();
   app.add_option("--steps", config.steps, "total steps; 0: epochs x batches per epoch")
@@ -43,7 +68,15 @@ int main(int argc, char** argv) {
   app.add_option("--optimizer", config.optimizer, "sgd | adagrad | adam")->capture_default_str();
   app.add_option("--learning-rate", config.learning_rate)->capture_default_str();
   app.add_option("--factor-dim", config.factor_dim, "fm factors per id")->capture_default_str();
-  app.add_option("--init-stddev", config.init_stddev, "fm factor initialization")
+  AddKind(app, "--head", config.head, tj::train::ParseHead, tj::train::HeadName,
+          "lr, fm output layer: bias (z = b + s) or dense (z = b + a s, a learned too, as Keras' "
+          "Dense(1))");
+  AddKind(app, "--init", config.init, tj::train::ParseInit, tj::train::InitName,
+          "fm row initialization: normal, truncated_normal (--init-stddev) or uniform "
+          "(+-init-limit)");
+  app.add_option("--init-stddev", config.init_stddev, "fm row initialization (normal kinds)")
+      ->capture_default_str();
+  app.add_option("--init-limit", config.init_limit, "fm row initialization (uniform)")
       ->capture_default_str();
   app.add_option("--eval-batch-size", config.eval_batch_size)->capture_default_str();
   app.add_option("--eval-every-steps", config.eval_every_steps, "0: evaluate at the end only")
@@ -66,6 +99,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max-slice-bytes", config.max_slice_bytes,
                  "largest piece of a variable one RPC moves; shards are stored as slices this big")
+      ->capture_default_str();
+  app.add_option("--streamed-step", config.streamed_step,
+                 "a dense gradient is computed a few rows at a time and pushed slice by slice "
+                 "while the next rows are computed (false: computed whole, then pushed)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);

@@ -67,7 +67,7 @@ absl::StatusOr<TrainingData> LoadTrainingData(const TrainConfig& config) {
                                           " needs sparse binary data (LibSVM or synthetic-ctr); ",
                                           config.data, " is not"));
   }
-  TJ_ASSIGN_OR_RETURN(TrainTestSplit split, SplitTrainTest(source, config.test_percent));
+  TJ_ASSIGN_OR_RETURN(TrainTestSplit split, SplitTrainTest(source, config.test_percent, config.split));
   return TrainingData{std::shared_ptr<const Dataset>(std::move(split.train)),
                       std::shared_ptr<const Dataset>(std::move(split.test))};
 }

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "coordinator/checkpoint/checkpoint_storage_error.h"
 #include "coordinator/checkpoint/s3_object_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -71,6 +72,7 @@ TEST_F(ObjectGenerationClaimTest, AClaimOnlyGrowsAndNamesTheNewerGenerationWhenR
   ASSERT_TRUE(ClaimGeneration(*store_, key_, 5).ok());
   const absl::Status older = ClaimGeneration(*store_, key_, 4);
   EXPECT_TRUE(absl::IsFailedPrecondition(older)) << older;
+  EXPECT_FALSE(IsCheckpointStorageError(older)) << "a newer coordinator's claim ends this one";
   EXPECT_THAT(std::string(older.message()),
               AllOf(HasSubstr("generation 5"), HasSubstr("generation 4"), HasSubstr(key_)));
   ASSERT_TRUE(ClaimGeneration(*store_, key_, 9).ok());

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "coordinator/checkpoint/checkpoint_storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/checkpoint/s3_test_env.h"
@@ -131,6 +132,7 @@ TEST_F(S3ObjectStoreTest, AMissingBucketIsNamed) {
   const absl::Status access = missing.CheckAccess();
   EXPECT_TRUE(absl::IsFailedPrecondition(access)) << access;
   EXPECT_THAT(access.message(), HasSubstr("bucket tj-no-such-bucket does not exist"));
+  EXPECT_TRUE(IsCheckpointStorageError(access)) << "a training loop saves again later";
   absl::StatusOr<ObjectUploadPtr> upload = missing.BeginUpload("a/shard");
   ASSERT_TRUE(upload.ok());
   ASSERT_TRUE((*upload)->Append("bytes").ok());
@@ -149,6 +151,33 @@ TEST_F(S3ObjectStoreTest, RefusedCredentialsNameTheirSecret) {
   EXPECT_THAT(access.message(), HasSubstr("Secret tj-s3-credentials"));
   EXPECT_THAT(access.message(), HasSubstr(testing::kS3TestBucket));
   EXPECT_TRUE(absl::IsPermissionDenied(refused.Put("k", "v"))) << refused.Put("k", "v");
+  EXPECT_TRUE(IsCheckpointStorageError(access));
+}
+
+// Credentials scoped to s3://tj-ckpt/team-a (SeaweedFS grants "Read/Write/List:tj-ckpt/team-a/*"
+// and nothing on the bucket): the access check lists only the store's prefix, so they pass there,
+// and are refused for the bucket root, another prefix and a prefix that merely starts alike.
+TEST_F(S3ObjectStoreTest, CredentialsScopedToAPrefixPassTheAccessCheckOfThatPrefixOnly) {
+  const S3Options scoped = S3TestEnvironment::server()->ScopedOptions();
+  const std::string prefix = std::string(testing::kS3TestScopedPrefix) + "/" + prefix_;
+  S3ObjectStore store(scoped, testing::kS3TestBucket, prefix.substr(0, prefix.size() - 1));
+  const absl::Status access = store.CheckAccess();
+  ASSERT_TRUE(access.ok()) << access;
+  // And what a checkpoint store does there next: write, list, read, delete.
+  ASSERT_TRUE(store.Put(prefix + "MANIFEST.json", "{}").ok());
+  absl::StatusOr<std::vector<ObjectInfo>> listed = store.List(prefix);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->size(), 1u);
+  absl::StatusOr<std::optional<uint64_t>> missing = store.Size(prefix + "absent");
+  ASSERT_TRUE(missing.ok()) << missing.status() << " (a 404 HEAD asks the access check)";
+  EXPECT_FALSE(missing->has_value());
+  ASSERT_TRUE(store.Delete(prefix + "MANIFEST.json").ok());
+
+  for (const char* elsewhere : {"", "team-b", "team-ab"}) {
+    S3ObjectStore outside(scoped, testing::kS3TestBucket, elsewhere);
+    const absl::Status refused = outside.CheckAccess();
+    EXPECT_TRUE(absl::IsPermissionDenied(refused)) << "'" << elsewhere << "': " << refused;
+  }
 }
 
 TEST(S3ObjectStoreOfflineTest, AnEndpointThatDoesNotAnswerIsNamed) {
@@ -160,6 +189,7 @@ TEST(S3ObjectStoreOfflineTest, AnEndpointThatDoesNotAnswerIsNamed) {
   const absl::Status access = store.CheckAccess();
   EXPECT_TRUE(absl::IsUnavailable(access)) << access;
   EXPECT_THAT(access.message(), HasSubstr("http://127.0.0.1:1"));
+  EXPECT_TRUE(IsCheckpointStorageError(access));
 }
 
 TEST(S3LocationTest, ParsesBucketAndPrefix) {

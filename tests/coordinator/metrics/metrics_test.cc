@@ -72,6 +72,26 @@ TEST(MetricsTest, TheExpositionIsWhatPrometheusExpects) {
   EXPECT_EQ(code, 0) << output << "\n" << text;
 }
 
+TEST(MetricsTest, ACollectorRunsAtEachRenderUntilItIsRemoved) {
+  MetricsRegistry registry;
+  int first_runs = 0;
+  int second_runs = 0;
+  const MetricsRegistry::CollectorId first = registry.AddCollector([&] {
+    ++first_runs;
+    registry.SetGauge("first_figure", "From the first collector", first_runs);
+  });
+  registry.AddCollector([&] { ++second_runs; });
+  EXPECT_THAT(registry.Render(), HasSubstr("first_figure 1\n"));
+  EXPECT_THAT(registry.Render(), HasSubstr("first_figure 2\n"));
+  registry.RemoveCollector(first);
+  registry.Render();
+  EXPECT_EQ(first_runs, 2);  // removed: the figure stays as last set, and is no longer moved
+  EXPECT_EQ(second_runs, 3);  // the other collector is untouched
+  registry.RemoveCollector(first);  // a second removal is harmless
+  registry.Render();
+  EXPECT_EQ(second_runs, 4);
+}
+
 TEST(MetricsTest, PromtoolRejectsWhatItShould) {
   // The check is real: a counter without _total and a duplicate sample are problems to promtool.
   auto [code, output] = Promtool("# HELP c a counter\n# TYPE c counter\nc 1\nc 2\n");

@@ -11,6 +11,7 @@
 
 #include "coordinator/ps/id_hash.h"
 #include "coordinator/ps/row_index.h"
+#include "coordinator/ps/state_stream.h"
 #include "coordinator/ps/variable_store.h"
 #include "tests/coordinator/ps/ps_state_view.h"
 #include "tests/coordinator/ps/ps_test_values.h"
@@ -110,6 +111,73 @@ TEST(EmbeddingTableTest, ManyRowsSurviveIndexGrowth) {
   EXPECT_LT(table.memory_bytes() / kRows, 48);
 }
 
+// One Rows record as a restore reads it: ids, then dim floats per id, for a table under SGD.
+struct RowsRecord {
+  std::vector<int64_t> ids;
+  std::vector<float> data;
+  RowsView view() const {
+    return {std::string_view(reinterpret_cast<const char*>(ids.data()), ids.size() * 8),
+            std::string_view(reinterpret_cast<const char*>(data.data()), data.size() * 4), {}};
+  }
+};
+
+// ImportRows groups a record's rows by shard and prefetches ahead (embedding_table.cc): every row
+// must still land under its own id, across shard boundaries and index growth.
+TEST(EmbeddingTableTest, ImportedRowsAreFoundUnderTheirIdsInEveryShard) {
+  auto config = CheckTableSpec(Table("t", 2, v1::Initializer(), SgdOptimizer(1)));
+  ASSERT_TRUE(config.ok());
+  EmbeddingTable table(*config);
+  constexpr int64_t kRows = 50000;
+  RowsRecord first, second;
+  for (int64_t i = 0; i < kRows; ++i) {
+    RowsRecord& record = i % 3 == 0 ? first : second;
+    record.ids.push_back(i * 7919 - 20000);
+    record.data.push_back(static_cast<float>(i));
+    record.data.push_back(-static_cast<float>(i));
+  }
+  ASSERT_TRUE(table.ImportRows(first.view()).ok());
+  ASSERT_TRUE(table.ImportRows(second.view()).ok());
+
+  std::vector<int64_t> ids(kRows);
+  for (int64_t i = 0; i < kRows; ++i) ids[static_cast<size_t>(i)] = i * 7919 - 20000;
+  std::vector<float> out(kRows * 2);
+  absl::StatusOr<size_t> created = table.Lookup(reinterpret_cast<const char*>(ids.data()),
+                                                ids.size(), reinterpret_cast<char*>(out.data()));
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(*created, 0u);
+  EXPECT_EQ(table.num_rows(), kRows);
+  for (int64_t i = 0; i < kRows; ++i) {
+    ASSERT_EQ(out[static_cast<size_t>(2 * i)], static_cast<float>(i)) << "id " << ids[i];
+    ASSERT_EQ(out[static_cast<size_t>(2 * i + 1)], -static_cast<float>(i)) << "id " << ids[i];
+  }
+}
+
+TEST(EmbeddingTableTest, AnIdTwiceInARecordIsDataLossUnlessADeltaWhereTheLaterCopyWins) {
+  auto config = CheckTableSpec(Table("t", 2, v1::Initializer(), SgdOptimizer(1)));
+  ASSERT_TRUE(config.ok());
+  RowsRecord record;
+  for (int64_t id : {5, 77, 5, 901}) {
+    record.ids.push_back(id);
+    record.data.push_back(static_cast<float>(record.ids.size()));
+    record.data.push_back(0);
+  }
+
+  EmbeddingTable full(*config);
+  const absl::Status twice = full.ImportRows(record.view());
+  EXPECT_TRUE(absl::IsDataLoss(twice)) << twice;
+  EXPECT_THAT(twice.message(), AllOf(HasSubstr("table 't'"), HasSubstr("row 5 twice")));
+
+  EmbeddingTable delta(*config);
+  ASSERT_TRUE(delta.ImportRows(record.view(), /*replace=*/true).ok());
+  std::vector<int64_t> ids = {5, 77, 901};
+  std::vector<float> out(6);
+  ASSERT_TRUE(delta
+                  .Lookup(reinterpret_cast<const char*>(ids.data()), ids.size(),
+                          reinterpret_cast<char*>(out.data()))
+                  .ok());
+  EXPECT_THAT(out, ElementsAre(3, 0, 2, 0, 4, 0));  // id 5: its second copy, the third row
+}
+
 TEST(RowIndexTest, FindsWhatWasInsertedAndNothingElse) {
   RowIndex index;
   std::vector<int64_t> ids;  // the caller's row storage: row r holds ids[r]
@@ -190,6 +258,34 @@ TEST(EmbeddingTableTest, RowsBeyondTheMemoryBudgetAreRefusedBeforeAnyIsCreated) 
   ASSERT_EQ(Rows(store, "emb", first).size(), 800u);
   ASSERT_EQ(Rows(store, "other", {1, 2, 3}).size(), 3u);
   EXPECT_EQ(testing::ViewOf(store).tables["other"].size(), 3u);
+}
+
+// A PS that started with no room beyond its headroom gets a budget of 0: that is no room, not no
+// bound (it was no bound, so such a PS grew until the OOM killer ended it; found under ASan,
+// whose larger process left ps_test's PS with less than the headroom).
+TEST(EmbeddingTableTest, ABudgetOfZeroRefusesEveryNewRowAndNoBudgetRefusesNone) {
+  VariableStore unbounded;
+  ASSERT_TRUE(unbounded.Create(CreateTablesRequest({Table("emb", 16, ConstantInit(0.5f))})).ok());
+  std::vector<int64_t> ids(5000);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i);
+  EXPECT_EQ(Rows(unbounded, "emb", ids).size(), ids.size());
+
+  VariableStore store;
+  ASSERT_TRUE(store.Create(CreateTablesRequest({Table("emb", 16, ConstantInit(0.5f))})).ok());
+  store.SetMemoryBudget(0, "no room at start");
+  v1::LookupResponse response;
+  const absl::Status refused = store.Lookup(LookupRequest({{"emb", {1, 2, 3}}}), response);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(refused.message(),
+              AllOf(HasSubstr("table 'emb'"), HasSubstr("budget of 0 B (no room at start)")));
+  std::vector<float> grads(3 * 16, 1.0f);
+  EXPECT_EQ(store.PushSparse(SparsePush("emb", {1, 2, 3}, grads)).code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(testing::ViewOf(store).tables["emb"].size(), 0u);
+  // A negative figure is no room too.
+  store.SetMemoryBudget(-4096, "below the headroom");
+  EXPECT_EQ(store.Lookup(LookupRequest({{"emb", {1}}}), response).code(),
+            absl::StatusCode::kResourceExhausted);
 }
 
 TEST(EmbeddingTableTest, BadInputIsRejectedNamingTheTable) {

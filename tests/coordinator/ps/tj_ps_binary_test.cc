@@ -24,6 +24,7 @@
 #include "coordinator/ps/shard_file.h"
 #include "tests/coordinator/ps/ps_test_values.h"
 #include "tests/coordinator/ps/tj_ps_child.h"
+#include "tests/support/sanitizers.h"
 #include "tests/support/temp_dir.h"
 
 #ifndef TJ_PS_BINARY
@@ -99,6 +100,7 @@ void StartPsWithMemoryLimit(const char* limit, std::optional<ChildProcess>& chil
 // A worker's lookups of ever new ids meet the PS's memory budget (here TJ_PS_MEMORY_LIMIT_BYTES)
 // as RESOURCE_EXHAUSTED naming the table and the budget, and the PS keeps serving: no OOM kill.
 TEST(TjPsBinaryTest, LookupsBeyondTheMemoryBudgetAreRefusedAndThePsLivesOn) {
+  if (testing::kAddressSanitizer) GTEST_SKIP() << testing::kAsanMemoryBoundSkip;
   // 256 MiB less the process and the 128 MiB of headroom: room for about a million rows of dim 16.
   std::optional<ChildProcess> child;
   std::shared_ptr<PsClient> client;
@@ -136,6 +138,7 @@ TEST(TjPsBinaryTest, LookupsBeyondTheMemoryBudgetAreRefusedAndThePsLivesOn) {
 // memory stays far below the shard's size). The PS lives on, holding nothing (the restore released
 // what it held) until a restore succeeds.
 TEST(TjPsBinaryTest, ARestoreBeyondTheMemoryBudgetIsRefusedNamingTheFileAndThePsLivesOn) {
+  if (testing::kAddressSanitizer) GTEST_SKIP() << testing::kAsanMemoryBoundSkip;
   // 256 MiB less the process and the 128 MiB of headroom, as in the test above.
   std::optional<ChildProcess> child;
   std::shared_ptr<PsClient> client;

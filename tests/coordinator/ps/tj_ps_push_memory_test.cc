@@ -19,6 +19,7 @@
 #include "tests/coordinator/ps/ps_test_values.h"
 #include "tests/coordinator/ps/raw_push.h"
 #include "tests/coordinator/ps/tj_ps_child.h"
+#include "tests/support/sanitizers.h"
 
 namespace tj {
 namespace {
@@ -75,6 +76,8 @@ void PushAtOnce(int workers, const char* grpc_memory, int64_t& grown) {
 }
 
 TEST(TjPsBinaryTest, ManyWorkersPushingAtOnceStayWithinThePushWindow) {
+  if (testing::kAddressSanitizer) GTEST_SKIP() << testing::kAsanMemoryBoundSkip;
+  if (testing::kThreadSanitizer) GTEST_SKIP() << testing::kTsanMemoryBoundSkip;
   constexpr int kWorkers = 16;
   int64_t grown = 0;
   ASSERT_NO_FATAL_FAILURE(PushAtOnce(kWorkers, nullptr, grown));
@@ -85,6 +88,7 @@ TEST(TjPsBinaryTest, ManyWorkersPushingAtOnceStayWithinThePushWindow) {
 // Beyond the window, what connected workers cost is bounded as a whole by the PS's gRPC memory
 // (a ResourceQuota): 40 workers without it cost about 1.5 MiB each (68 MiB with the window).
 TEST(TjPsBinaryTest, WhatManyWorkersCostBeyondTheWindowIsBoundedByTheGrpcMemory) {
+  if (testing::kAddressSanitizer) GTEST_SKIP() << testing::kAsanMemoryBoundSkip;
   constexpr int kWorkers = 40;
   int64_t grown = 0;
   ASSERT_NO_FATAL_FAILURE(PushAtOnce(kWorkers, std::to_string(int64_t{16} << 20).c_str(), grown));
@@ -95,6 +99,7 @@ TEST(TjPsBinaryTest, WhatManyWorkersCostBeyondTheWindowIsBoundedByTheGrpcMemory)
 // receives all of it before it can compare; with one (16 MiB here), gRPC stops reading it once
 // its memory is full: the push fails, the PS's peak grows by about the bound, nothing is applied.
 TEST(TjPsBinaryTest, ABodyLongerThanAnnouncedTakesNoMoreThanTheGrpcMemory) {
+  if (testing::kAddressSanitizer) GTEST_SKIP() << testing::kAsanMemoryBoundSkip;
   std::optional<ChildProcess> child;
   std::shared_ptr<PsClient> client;
   setenv("TJ_PS_GRPC_MEMORY_BYTES", std::to_string(int64_t{16} << 20).c_str(), 1);

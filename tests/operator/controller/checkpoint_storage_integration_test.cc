@@ -14,6 +14,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::tj::testing::FindOrBuildWeed;
 using ::tj::testing::kS3TestAccessKey;
+using ::tj::testing::kS3TestScopedAccessKey;
+using ::tj::testing::kS3TestScopedSecretKey;
 using ::tj::testing::kS3TestSecretKey;
 using ::tj::testing::S3TestServer;
 
@@ -159,6 +161,26 @@ TEST_F(CheckpointStorageIntegrationTest, RefusedCredentialsAreNamedWithTheirSecr
   EXPECT_FALSE(events_.Has(id)) << ::testing::PrintToString(events_.events());
   EXPECT_THAT(CreatedCondition("digits").dump(), ::testing::Not(HasSubstr(id)));
   EXPECT_FALSE(events_.Has("not-the-secret-key")) << "the secret key is never in a message";
+}
+
+// Credentials allowed only under s3://tj-ckpt/team-a/ (nothing on the bucket itself): the probe
+// lists the checkpoint prefix, not the bucket, so a job there gets its pods, and one elsewhere in
+// the bucket is held naming the refused credentials.
+TEST_F(CheckpointStorageIntegrationTest, CredentialsScopedToTheCheckpointPrefixGetPods) {
+  CreateCredentials({{"AWS_ACCESS_KEY_ID", kS3TestScopedAccessKey},
+                     {"AWS_SECRET_ACCESS_KEY", kS3TestScopedSecretKey}});
+  CreateJobWithBucket("s3://tj-ckpt/team-a/digits", server_->endpoint());
+  Reconcile();
+  EXPECT_EQ(Pods().size(), 4u) << ::testing::PrintToString(Conditions());
+  EXPECT_EQ(CreatedCondition("digits")["status"], "True");
+  EXPECT_FALSE(events_.Has("CheckpointStorageUnavailable"));
+}
+
+TEST_F(CheckpointStorageIntegrationTest, CredentialsScopedToAnotherPrefixHoldTheJob) {
+  CreateCredentials({{"AWS_ACCESS_KEY_ID", kS3TestScopedAccessKey},
+                     {"AWS_SECRET_ACCESS_KEY", kS3TestScopedSecretKey}});
+  CreateJobWithBucket("s3://tj-ckpt/team-b/digits", server_->endpoint());
+  ExpectHeld(Reconcile(), "credentials from Secret " + ns_ + "/ckpt-s3");
 }
 
 TEST_F(CheckpointStorageIntegrationTest, AnEndpointThatDoesNotAnswerHoldsTheJob) {

@@ -152,14 +152,28 @@ TEST_F(CheckpointVolumeIntegrationTest, DeleteGoesWithTheJobRetainOutlivesIt) {
   ASSERT_TRUE(kept.ok()) << "Retain: the checkpoints outlive the job";
   EXPECT_FALSE((*kept)["metadata"].contains("deletionTimestamp"));
 
-  // A job of the same name made again finds its checkpoints: the retained claim is used (once
-  // the old job's Secret has gone the same way as the job).
+  // A job of the same name made again finds its checkpoints: the retained claim is used, once
+  // every object of the old job has gone the same way as the job. The garbage collector deletes
+  // them in no fixed order: its Secret gone does not mean its pods are. A pod of the old job still
+  // there makes the new job's create answer AlreadyExists, which the reconciler takes as "no longer
+  // awaited" (the operator's pod informer brings the job back when the old pod goes; this test has
+  // none), and the old pod then goes: no kept-ps-0.
   ASSERT_TRUE(testing::WaitFor(
       [&] {
-        return absl::IsNotFound(
-            client_->Get(*kube::Resource("secrets", ns_, "kept-job-token")).status());
+        if (!absl::IsNotFound(
+                client_->Get(*kube::Resource("secrets", ns_, "kept-job-token")).status())) {
+          return false;
+        }
+        kube::ListOptions of_the_job;
+        of_the_job.label_selector = "trainingjob.dev/job-name=kept";
+        for (const char* kind : {"pods", "services"}) {
+          auto listed = client_->List(*kube::Resource(kind, ns_), of_the_job);
+          if (!listed.ok() || !(*listed)["items"].empty()) return false;
+        }
+        return true;
       },
-      absl::Seconds(120)));
+      absl::Seconds(120)))
+      << "the old job's objects outlived it";
   CreateJobWithVolume("kept", "{claimTemplate: {resources: {requests: {storage: 1Gi}}}}");
   Reconcile("kept");
   EXPECT_EQ(CreatedCondition("kept")["status"], "True");

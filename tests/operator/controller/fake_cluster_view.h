@@ -20,6 +20,8 @@ class FakeClusterView : public ClusterView {
   std::vector<nlohmann::json> services;
   std::map<std::string, nlohmann::json> secrets;   // by "namespace/name"
   std::map<std::string, nlohmann::json> nodes;     // by name
+  std::map<std::string, nlohmann::json> workloads;  // by "namespace/name"
+  bool workloads_watched = false;  // else WatchedWorkload says "not watched"
   bool nodes_known = true;
   bool live = true;
   absl::Status fail_pods;  // PodsOf answers it when not OK
@@ -47,6 +49,11 @@ class FakeClusterView : public ClusterView {
     *known = nodes_known;
     auto it = nodes.find(name);
     return it == nodes.end() ? nullptr : std::make_shared<const nlohmann::json>(it->second);
+  }
+  std::optional<ObjectPtr> WatchedWorkload(const std::string& ns, const std::string& name) override {
+    if (!workloads_watched) return std::nullopt;
+    auto it = workloads.find(ns + "/" + name);
+    return it == workloads.end() ? nullptr : std::make_shared<const nlohmann::json>(it->second);
   }
   bool Live() const override { return live; }
 

@@ -246,6 +246,78 @@ TEST(JobStatusStuckTest, AJobNeverStuckHasNoStuckCondition) {
   for (const auto& c : status.conditions) EXPECT_NE(c.type, ConditionType::kStuck);
 }
 
+// A coordinator's failed save (its report) turns CheckpointFailing True beside the phase with its
+// message; the next report without one turns it False; a job whose saves never failed has none.
+TEST(JobStatusCheckpointTest, AFailedSaveReportIsBesideThePhaseUntilASaveSucceeds) {
+  std::vector<ObservedPod> pods;
+  JobDecision running = Decision(JobPhase::kRunning, "Running");
+  StatusUpdate fine = U(&pods, &running, 1, kT0);
+  fine.checkpoint_error = "";
+  fine.last_checkpoint_step = 100;
+  v1alpha1::TrainingJobStatus status = NextJobStatus({}, fine);
+  for (const auto& c : status.conditions) EXPECT_NE(c.type, ConditionType::kCheckpointFailing);
+
+  StatusUpdate failed = U(&pods, &running, 1, kT0 + absl::Seconds(1));
+  failed.checkpoint_error = "credentials from Secret ns/s3 refused for bucket b (PUT s3://b/p/x)";
+  status = NextJobStatus(status, failed);
+  ASSERT_FALSE(status.conditions.empty());
+  const v1alpha1::JobCondition& failing = status.conditions.front();
+  EXPECT_EQ(failing.type, ConditionType::kCheckpointFailing);
+  EXPECT_EQ(failing.status, ConditionStatus::kTrue);
+  EXPECT_EQ(failing.reason, "CheckpointStorageUnavailable");
+  EXPECT_EQ(failing.message, *failed.checkpoint_error);
+  EXPECT_EQ(status.state, "Running") << "never the state";
+  EXPECT_EQ(status.conditions.back().type, ConditionType::kRunning);
+
+  StatusUpdate no_report = U(&pods, &running, 1, kT0 + absl::Seconds(2));
+  EXPECT_EQ(NextJobStatus(status, no_report).conditions, status.conditions)
+      << "no progress read: kept";
+
+  StatusUpdate saved = U(&pods, &running, 1, kT0 + absl::Seconds(3));
+  saved.checkpoint_error = "";
+  saved.last_checkpoint_step = 300;
+  status = NextJobStatus(status, saved);
+  EXPECT_EQ(status.conditions.front().type, ConditionType::kCheckpointFailing);
+  EXPECT_EQ(status.conditions.front().status, ConditionStatus::kFalse);
+  EXPECT_EQ(status.conditions.front().reason, "CheckpointSaved");
+  EXPECT_NE(status.conditions.front().message.find("step 300"), std::string::npos);
+  EXPECT_EQ(status.state, "Running");
+}
+
+// A new coordinator reports no error before its first save (it restored the checkpoint that was
+// already the newest, or has none): CheckpointFailing stays as it was until a save moves
+// lastCheckpointStep past the status's.
+TEST(JobStatusCheckpointTest, ANewCoordinatorWithoutASaveYetLeavesTheConditionAsItWas) {
+  std::vector<ObservedPod> pods;
+  JobDecision running = Decision(JobPhase::kRunning, "Running");
+  StatusUpdate failed = U(&pods, &running, 1, kT0);
+  failed.checkpoint_error = "PUT s3://b/p/ckpt-000000000900/x refused";
+  failed.last_checkpoint_step = 800;
+  v1alpha1::TrainingJobStatus status = NextJobStatus({}, failed);
+  ASSERT_EQ(status.conditions.front().type, ConditionType::kCheckpointFailing);
+  ASSERT_EQ(status.conditions.front().status, ConditionStatus::kTrue);
+
+  StatusUpdate restored = U(&pods, &running, 1, kT0 + absl::Seconds(1));
+  restored.checkpoint_error = "";
+  restored.last_checkpoint_step = 800;  // the restored checkpoint
+  status = NextJobStatus(status, restored);
+  EXPECT_EQ(status.conditions.front().status, ConditionStatus::kTrue);
+  EXPECT_EQ(status.conditions.front().reason, "CheckpointStorageUnavailable");
+  EXPECT_EQ(status.conditions.front().message, *failed.checkpoint_error);
+
+  StatusUpdate starting = U(&pods, &running, 1, kT0 + absl::Seconds(2));
+  starting.checkpoint_error = "";  // nothing restored yet
+  status = NextJobStatus(status, starting);
+  EXPECT_EQ(status.conditions.front().status, ConditionStatus::kTrue);
+
+  StatusUpdate saved = U(&pods, &running, 1, kT0 + absl::Seconds(3));
+  saved.checkpoint_error = "";
+  saved.last_checkpoint_step = 900;
+  status = NextJobStatus(status, saved);
+  EXPECT_EQ(status.conditions.front().status, ConditionStatus::kFalse);
+  EXPECT_EQ(status.conditions.front().reason, "CheckpointSaved");
+}
+
 v1alpha1::RunGoodput RunReport(std::string id, double started, double wall, double productive,
                                double at_checkpoint) {
   v1alpha1::RunGoodput run;

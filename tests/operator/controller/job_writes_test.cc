@@ -1,7 +1,8 @@
 // JobWrites over fakes: writes run in kind order (Secret, pods, Services, status) with one Event
 // naming what was created; a refused create is recorded, reported and cleared by the next batch
 // that goes through; a cache awaits the informer for pods but not for the Secret; a first status
-// write is observed once the job informer shows the version it produced.
+// write is observed once the job informer shows the version it produced; an answer that meets the
+// last awaited creation brings the job back (the lost wake-up of an admitted Kueue job).
 #include "operator/controller/job_writes.h"
 
 #include "tests/operator/controller/reconcile_step_fixture.h"
@@ -101,6 +102,46 @@ TEST_F(JobWritesTest, AFirstStatusWriteIsObservedWhenTheJobInformerShowsItsVersi
   seen["metadata"]["resourceVersion"] = "5";
   writes_.JobObserved(seen);
   EXPECT_TRUE(writes_.expectations().Satisfied("ml/digits", now_));
+}
+
+// The lost wake-up of session 11's Kueue e2e: a held job's only write is its first status write.
+// The job informer shows the new version before the write's answer is handled (the watch event
+// overtakes the HTTP response), so the job's next reconcile, started by that event, still awaits
+// the status and stops at AwaitCreations until the expectations' TTL. The answer then meets the
+// expectation, and no informer event follows it: before, nothing brought the job back, and Kueue's
+// admission, which came in that window, went unacted on for 5 minutes.
+TEST_F(JobWritesTest, AStatusAnswerMeetingTheLastExpectationBringsTheJobBack) {
+  view_.live = false;
+  job_json_["metadata"]["resourceVersion"] = "4";
+  view_.jobs["ml/digits"] = job_json_;
+  nlohmann::json written = job_json_;
+  written["metadata"]["resourceVersion"] = "5";
+  bool settled_in_between = true;
+  writes_.Dispatch("ml/digits", job_json_,
+                   {{"status", WriteKind::kStatus,
+                     [&]() -> absl::StatusOr<nlohmann::json> {
+                       // The informer updates its cache, then reports, before the answer.
+                       view_.jobs["ml/digits"] = written;
+                       writes_.JobObserved(written);
+                       settled_in_between = writes_.expectations().Satisfied("ml/digits", now_);
+                       return written;
+                     }}},
+                   now_);
+  EXPECT_FALSE(settled_in_between) << "a reconcile then stops at AwaitCreations";
+  EXPECT_TRUE(writes_.expectations().Satisfied("ml/digits", now_));
+  EXPECT_THAT(done_, ElementsAre("ml/digits cleared")) << "the job is brought back";
+}
+
+TEST_F(JobWritesTest, ASecretAnswerMeetingTheLastExpectationBringsTheJobBack) {
+  view_.live = false;
+  writes_.Dispatch("ml/digits", job_json_,
+                   {Named("pods/digits-ps-0", WriteKind::kPod, nlohmann::json::object())}, now_);
+  EXPECT_EQ(writes_.ObjectObserved("pods", Labelled("digits-ps-0")), Observation::kSatisfied);
+  EXPECT_THAT(done_, IsEmpty()) << "the pod informer's event brings it back itself";
+  writes_.Dispatch(
+      "ml/digits", job_json_,
+      {Named("secrets/digits-job-token", WriteKind::kSecret, nlohmann::json::object())}, now_);
+  EXPECT_THAT(done_, ElementsAre("ml/digits cleared"));
 }
 
 }  // namespace

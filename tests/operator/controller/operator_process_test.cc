@@ -57,6 +57,19 @@ TEST_F(OperatorProcessTest, TwoReplicasUnderChartRbacHandOverMidJobWithoutDuplic
   }
   ASSERT_TRUE(testing::WaitFor([&] { return State() == "Running"; })) << State();
 
+  // Only the replica acting exports figures of jobs (worked out at each scrape): sums over the
+  // replicas count each job once.
+  EXPECT_TRUE(testing::WaitFor([&] {
+    return absl::StrContains(testing::HttpGet(leader->metrics_port, "/metrics"),
+                             "tj_operator_jobs{state=\"Running\"} 1");
+  }));
+  EXPECT_THAT(testing::HttpGet(leader->metrics_port, "/metrics"),
+              HasSubstr(R"(tj_trainingjob_phase{phase="Running",trainingjob="digits")"));
+  const std::string standby_scrape = testing::HttpGet(standby->metrics_port, "/metrics");
+  EXPECT_THAT(standby_scrape, HasSubstr("200 OK")) << "the standby serves its metrics";
+  EXPECT_THAT(standby_scrape, ::testing::Not(HasSubstr("tj_operator_jobs{")));
+  EXPECT_THAT(standby_scrape, ::testing::Not(HasSubstr("tj_trainingjob_")));
+
   // The leader goes away (SIGTERM: it releases the Lease); the standby takes over at once.
   const std::string old_leader = LeaseHolder();
   EXPECT_EQ(StopOperator(*leader), 0) << "a clean shutdown";
@@ -76,8 +89,7 @@ TEST_F(OperatorProcessTest, TwoReplicasUnderChartRbacHandOverMidJobWithoutDuplic
   EXPECT_EQ(Pods()["digits-coordinator-0"]["metadata"]["uid"], uids["digits-coordinator-0"])
       << "the new leader recreated nothing";
 
-  // The standby-turned-leader's metrics, read by Prometheus' own parser. The job gauges are
-  // refreshed every second.
+  // The standby-turned-leader's metrics, read by Prometheus' own parser.
   std::string scrape;
   EXPECT_TRUE(testing::WaitFor([&] {
     scrape = testing::HttpGet(standby->metrics_port, "/metrics");

@@ -2,7 +2,8 @@
 // role, owned by the job) and the job held until Kueue admits it; a queue-name naming no
 // LocalQueue reported and nothing else done; the admitted flavour's placement reaching the pods;
 // an eviction that notifies the coordinator first, then removes the pods, then releases the
-// quota; runPolicy.suspend as spec.active; the priority class; a finished job's Workload.
+// quota; runPolicy.suspend as spec.active; the priority class; a finished job's Workload; a job
+// labelled with a prebuilt Workload (MultiKueue's copy in a worker cluster) adopting that one.
 #include "operator/controller/reconciler_admission.h"
 
 #include "operator/controller/reconciler_decide.h"
@@ -83,7 +84,7 @@ class AdmissionStepTest : public StepTest {
   NoticesStep notices_{view_, notifier_, events_, counting_, nullptr};
   RestartedPods restarted_;
   InvalidSpec invalid_{view_, client_, events_};
-  AdmissionStep step_{client_, events_, notices_, KueueOptionsFor()};
+  AdmissionStep step_{view_, client_, events_, notices_, KueueOptionsFor()};
   KueueOptions KueueOptionsFor() {
     KueueOptions o;
     o.enabled = true;
@@ -94,7 +95,7 @@ class AdmissionStepTest : public StepTest {
 };
 
 TEST_F(AdmissionStepTest, WithoutKueueOrWithoutTheLabelNothingIsAsked) {
-  AdmissionStep off(client_, events_, notices_, KueueOptions{});
+  AdmissionStep off(view_, client_, events_, notices_, KueueOptions{});
   JobReconcile r = Reconcile();
   EXPECT_EQ(off.Run(r).next, StepResult::Next::kContinue);
   job_json_["metadata"]["labels"].erase("kueue.x-k8s.io/queue-name");
@@ -187,6 +188,47 @@ TEST_F(AdmissionStepTest, AnAdmittedJobsPodsGetTheFlavoursNodeSelectorAndTolerat
       << "the flavours are read once per admission";
 }
 
+// Workloads watched (the controller's informer): the Workload is read from the watch, not the
+// API, and a job waiting for Kueue is not looked at again: the Workload's events bring it back.
+TEST_F(AdmissionStepTest, AWatchedWorkloadIsReadFromTheWatchNotTheApi) {
+  view_.workloads_watched = true;
+  JobReconcile created = Reconcile();
+  EXPECT_FALSE(Run(created).requeue_after.has_value()) << "its creation's event brings it back";
+  EXPECT_THAT(client_.calls, ElementsAre("get localqueues user-queue", "create workloads"))
+      << "absent from the watch: created, no GET";
+  EXPECT_EQ(created.queue_hold->reason, "WaitingForAdmission");
+
+  client_.calls.clear();
+  view_.workloads["ml/trainingjob-digits"] = Workload("pending");
+  JobReconcile waiting = Reconcile();
+  EXPECT_FALSE(Run(waiting).requeue_after.has_value());
+  EXPECT_THAT(client_.calls, ElementsAre("get localqueues user-queue"));
+  EXPECT_THAT(waiting.queue_hold->message, HasSubstr("couldn't assign flavors to pod set worker"));
+
+  client_.calls.clear();
+  view_.workloads["ml/trainingjob-digits"] = Workload("admitted");
+  JobReconcile admitted = Reconcile();
+  EXPECT_EQ(Run(admitted).next, StepResult::Next::kContinue);
+  EXPECT_THAT(client_.calls, ElementsAre("get resourceflavors spot"));
+  EXPECT_FALSE(admitted.queue_hold.has_value());
+  ASSERT_NE(admitted.placements, nullptr);
+  EXPECT_FALSE(Run(admitted).requeue_after.has_value()) << "an eviction is an event too";
+
+  // What no Workload event announces is still polled: here the LocalQueue.
+  client_.objects.erase("localqueues/ml/user-queue");
+  view_.workloads["ml/trainingjob-digits"] = Workload("pending");
+  JobReconcile no_queue = Reconcile();
+  EXPECT_EQ(Run(no_queue).requeue_after, absl::Seconds(5));
+  EXPECT_EQ(no_queue.queue_hold->reason, "LocalQueueNotFound");
+}
+
+TEST_F(AdmissionStepTest, WithoutTheWatchAWaitingJobIsPolled) {
+  client_.objects[kWorkloadKey] = Workload("pending");
+  JobReconcile waiting = Reconcile();
+  EXPECT_EQ(Run(waiting).requeue_after, absl::Seconds(5));
+  EXPECT_THAT(client_.calls, Contains("get workloads trainingjob-digits"));
+}
+
 TEST_F(AdmissionStepTest, AnEvictionNotifiesTheCoordinatorThenRemovesThePodsThenReleasesTheQuota) {
   AllRunning();
   client_.objects[kWorkloadKey] = Workload("evicted", "Preempted");
@@ -209,6 +251,7 @@ TEST_F(AdmissionStepTest, AnEvictionNotifiesTheCoordinatorThenRemovesThePodsThen
   EXPECT_EQ(stopping.decision.phase, JobPhase::kSuspended);
   EXPECT_THAT(stopping.decision.to_stop, SizeIs(4));
   EXPECT_TRUE(stopping.decision.restarts.empty()) << "the coordinator's exit is not a failure";
+  EXPECT_EQ(stopping.new_preemptions, 1) << "the eviction, once, in a reconcile that writes";
   EXPECT_THAT(client_.calls, Not(Contains("update workloads/status trainingjob-digits")));
 
   // Every pod gone: the quota is released as Kueue's job integrations release it.
@@ -227,6 +270,11 @@ TEST_F(AdmissionStepTest, AnEvictionNotifiesTheCoordinatorThenRemovesThePodsThen
   EXPECT_EQ(conditions["Requeued"], "True/Preempted");
   EXPECT_EQ(conditions["Evicted"], "True/Preempted");
   EXPECT_EQ(released.queue_hold->reason, "WaitingForAdmission");
+  EXPECT_EQ(released.new_preemptions, 0) << "counted once";
+
+  // Read again before the release reached the watch: still not counted twice.
+  JobReconcile stale = Decided();
+  EXPECT_EQ(stale.new_preemptions, 0);
 }
 
 TEST_F(AdmissionStepTest, ACoordinatorThatDoesNotExitWithinTheDrainTimeoutLosesItsPods) {
@@ -287,7 +335,7 @@ TEST_F(AdmissionStepTest, AFinishedJobsWorkloadIsMarkedFinishedOnce) {
   SetJob("", 2, json{{"conditions", json::array({succeeded})}});
   Label("kueue.x-k8s.io/queue-name", "user-queue");
   client_.objects[kWorkloadKey] = Workload("admitted");
-  WorkloadFinishedStep finished(client_, KueueOptionsFor());
+  WorkloadFinishedStep finished(view_, client_, KueueOptionsFor());
   for (int i = 0; i < 2; ++i) {
     JobReconcile r = Reconcile();
     EXPECT_EQ(finished.Run(r).next, StepResult::Next::kContinue);
@@ -300,6 +348,104 @@ TEST_F(AdmissionStepTest, AFinishedJobsWorkloadIsMarkedFinishedOnce) {
     marked |= c["type"] == "Finished" && c["status"] == "True" && c["reason"] == "Succeeded";
   }
   EXPECT_TRUE(marked) << status.dump();
+
+  // Watched: the Workload comes from the watch, the update still goes to the API.
+  client_.calls.clear();
+  view_.workloads_watched = true;
+  view_.workloads["ml/trainingjob-digits"] = Workload("admitted");
+  WorkloadFinishedStep watched(view_, client_, KueueOptionsFor());
+  JobReconcile r = Reconcile();
+  EXPECT_EQ(watched.Run(r).next, StepResult::Next::kContinue);
+  EXPECT_THAT(client_.calls, ElementsAre("update workloads/status trainingjob-digits"));
+}
+
+// MultiKueue's copy of a job in a worker cluster names the Workload MultiKueue copied there: the
+// job adopts that one (controller reference, job-uid label, resourceVersion as a precondition) and
+// runs when it is admitted; it never creates one of its own.
+TEST_F(AdmissionStepTest, APrebuiltWorkloadIsAdoptedAndNeverCreated) {
+  Label("kueue.x-k8s.io/prebuilt-workload-name", "trainingjob-digits-mk");
+  JobReconcile missing = Decided();
+  EXPECT_THAT(client_.calls, ElementsAre("get workloads trainingjob-digits-mk"));
+  ASSERT_TRUE(missing.queue_hold.has_value());
+  EXPECT_EQ(missing.queue_hold->reason, "PrebuiltWorkloadNotFound");
+  EXPECT_THAT(missing.queue_hold->message,
+              HasSubstr("metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]: Workload "
+                        "ml/trainingjob-digits-mk does not exist"));
+  EXPECT_FALSE(missing.PodsToCreate());
+
+  // Copied by MultiKueue: its spec, no owner; admitted by this cluster's Kueue. The watch keeps
+  // only Workloads a TrainingJob controls, so it is asked of the API.
+  view_.workloads_watched = true;
+  json copied = Workload("admitted");
+  copied["metadata"]["name"] = "trainingjob-digits-mk";
+  copied["metadata"].erase("ownerReferences");
+  copied["metadata"]["resourceVersion"] = "41";
+  client_.objects["workloads/ml/trainingjob-digits-mk"] = copied;
+  client_.calls.clear();
+  client_.bodies.clear();
+  JobReconcile adopted = Decided();
+  EXPECT_THAT(client_.calls, ElementsAre("get workloads trainingjob-digits-mk",
+                                         "patch workloads trainingjob-digits-mk",
+                                         "get resourceflavors spot"));
+  ASSERT_THAT(client_.bodies, SizeIs(1));
+  const json& patch = client_.bodies[0]["metadata"];
+  EXPECT_EQ(patch["resourceVersion"], "41");
+  ASSERT_THAT(patch["ownerReferences"], SizeIs(1));
+  EXPECT_EQ(patch["ownerReferences"][0]["kind"], "TrainingJob");
+  EXPECT_EQ(patch["ownerReferences"][0]["controller"], true);
+  EXPECT_EQ(patch["ownerReferences"][0]["uid"], "0b0e6c52-1111-4a4a-9a9a-0123456789ab");
+  EXPECT_EQ(patch["labels"]["kueue.x-k8s.io/job-uid"], "0b0e6c52-1111-4a4a-9a9a-0123456789ab");
+  EXPECT_FALSE(adopted.queue_hold.has_value());
+  EXPECT_TRUE(adopted.PodsToCreate());
+  EXPECT_FALSE(client_.objects.contains(kWorkloadKey)) << "no Workload of its own";
+
+  // Adopted, it is in the watch: read there, nothing asked of the API.
+  view_.workloads["ml/trainingjob-digits-mk"] =
+      client_.objects["workloads/ml/trainingjob-digits-mk"];
+  client_.calls.clear();
+  JobReconcile running = Decided();
+  EXPECT_THAT(client_.calls, IsEmpty());
+  EXPECT_TRUE(running.PodsToCreate());
+}
+
+TEST_F(AdmissionStepTest, APrebuiltWorkloadThatIsNotTheJobsHoldsIt) {
+  Label("kueue.x-k8s.io/prebuilt-workload-name", "trainingjob-digits-mk");
+  json other = Workload("admitted");
+  other["metadata"]["name"] = "trainingjob-digits-mk";
+  other["spec"]["podSets"][2]["count"] = 3;
+  client_.objects["workloads/ml/trainingjob-digits-mk"] = other;
+  JobReconcile r = Decided();
+  ASSERT_TRUE(r.queue_hold.has_value());
+  EXPECT_EQ(r.queue_hold->reason, "PrebuiltWorkloadOutOfSync");
+  EXPECT_THAT(r.queue_hold->message,
+              HasSubstr("its PodSet worker counts 3 pods, the job has 2"));
+  EXPECT_FALSE(r.PodsToCreate());
+  EXPECT_THAT(events_.events(), Contains(HasSubstr("PrebuiltWorkloadOutOfSync")));
+
+  // Controlled by something else: never taken over.
+  other = Workload("admitted");
+  other["metadata"]["name"] = "trainingjob-digits-mk";
+  other["metadata"]["ownerReferences"][0]["uid"] = "another-job";
+  client_.objects["workloads/ml/trainingjob-digits-mk"] = other;
+  client_.calls.clear();
+  JobReconcile conflict = Decided();
+  EXPECT_EQ(conflict.queue_hold->reason, "WorkloadConflict");
+  EXPECT_THAT(client_.calls, Not(Contains("patch workloads trainingjob-digits-mk")));
+}
+
+TEST_F(AdmissionStepTest, AFinishedJobMarksItsPrebuiltWorkloadFinished) {
+  json succeeded = {{"type", "Succeeded"}, {"status", "True"}, {"reason", "Succeeded"}};
+  SetJob("", 2, json{{"conditions", json::array({succeeded})}});
+  Label("kueue.x-k8s.io/queue-name", "user-queue");
+  Label("kueue.x-k8s.io/prebuilt-workload-name", "trainingjob-digits-mk");
+  json adopted = Workload("admitted");
+  adopted["metadata"]["name"] = "trainingjob-digits-mk";
+  client_.objects["workloads/ml/trainingjob-digits-mk"] = adopted;
+  WorkloadFinishedStep finished(view_, client_, KueueOptionsFor());
+  JobReconcile r = Reconcile();
+  EXPECT_EQ(finished.Run(r).next, StepResult::Next::kContinue);
+  EXPECT_THAT(client_.calls, ElementsAre("get workloads trainingjob-digits-mk",
+                                         "update workloads/status trainingjob-digits-mk"));
 }
 
 }  // namespace

@@ -679,6 +679,34 @@ TEST_F(ReconcilerIntegrationTest, SuspendDeletesThePodsAndResumeRecreatesThem) {
   }
 }
 
+// spec.managedBy naming MultiKueue: the API server keeps the job as created, the Reconciler
+// creates nothing and writes no status, and the field cannot be changed to hand the job back.
+TEST_F(ReconcilerIntegrationTest, AJobManagedByMultiKueueIsLeftAloneAndStaysSo) {
+  std::string yaml = absl::StrReplaceAll(
+      kJobYaml, {{"BACKOFF", "6"}, {"EXTRA_RUN_POLICY", ""}, {"SCHEDULER", scheduler_name_}});
+  auto manifest = v1alpha1::YamlToJson(yaml, "job.yaml");
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  (*manifest)["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+  auto created = client_->Create(*kube::Resource("trainingjobs", ns_), *manifest);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const ReconcileResult result = Reconcile();
+  EXPECT_FALSE(result.requeue_after.has_value());
+  EXPECT_TRUE(Pods().empty());
+  auto services = client_->List(*kube::Resource("services", ns_), {});
+  ASSERT_TRUE(services.ok()) << services.status();
+  EXPECT_TRUE((*services)["items"].empty());
+  EXPECT_TRUE(absl::IsNotFound(
+      client_->Get(*kube::Resource("secrets", ns_, "digits-job-token")).status()));
+  EXPECT_FALSE(Job().contains("status")) << Job().dump();
+
+  auto handed_back = client_->MergePatch(*kube::Resource("trainingjobs", ns_, "digits"),
+                                         {{"spec", {{"managedBy", "trainingjob.dev/tj-operator"}}}});
+  ASSERT_FALSE(handed_back.ok());
+  EXPECT_THAT(std::string(handed_back.status().message()),
+              ::testing::HasSubstr("spec.managedBy: Invalid value"));
+  EXPECT_EQ(Job()["spec"]["managedBy"], "kueue.x-k8s.io/multikueue");
+}
+
 TEST_F(ReconcilerIntegrationTest, ActiveDeadlineRequeuesAtTheDeadlineAndFails) {
   CreateJob(6, "activeDeadlineSeconds: 600");
   ReconcileResult first = Reconcile();

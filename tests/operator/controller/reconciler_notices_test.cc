@@ -118,6 +118,28 @@ TEST_F(NoticesStepTest, WithoutARunningCoordinatorTheSignalCountsButNoNoticeGoes
   EXPECT_THAT(notifier_.notices(), IsEmpty());
 }
 
+// A pod the operator deletes itself (a held job's, here after a Kueue eviction) is no disruption:
+// the coordinator still hears of it, but status.preemptions does not count it, however many of
+// the job's pods a reconcile happens to see Terminating (it counted 0 to 3 in the e2e).
+TEST_F(NoticesStepTest, APodTheOperatorDeletesIsNotAPreemption) {
+  JobReconcile before = WithToken();
+  for (const ObservedPod& pod : before.pods) {
+    if (pod.name == "digits-ps-0" || pod.name == "digits-worker-1") step_.DeletingPod(pod.uid);
+  }
+  PodNamed("digits-ps-0")["metadata"]["deletionTimestamp"] = "2027-01-15T08:00:30Z";
+  PodNamed("digits-worker-1")["metadata"]["deletionTimestamp"] = "2027-01-15T08:00:30Z";
+  JobReconcile r = WithToken();
+  step_.Run(r);
+  EXPECT_EQ(r.new_preemptions, 0);
+  EXPECT_THAT(notifier_.notices(), SizeIs(2)) << "the coordinator is still told";
+
+  // A pod the operator did not delete still counts.
+  PodNamed("digits-worker-0")["metadata"]["deletionTimestamp"] = "2027-01-15T08:00:30Z";
+  JobReconcile next = WithToken();
+  step_.Run(next);
+  EXPECT_EQ(next.new_preemptions, 1);
+}
+
 TEST_F(NoticesStepTest, AScaleDownNoticeIsNeitherAPreemptionNorAPsDisruption) {
   JobReconcile r = WithToken();
   step_.NotifyScaleDown(r, r.pods.back());

@@ -214,5 +214,57 @@ TEST_F(PodsStepTest, ATypePastItsRestartLimitFailsTheJob) {
   EXPECT_THAT(r.decision.message, HasSubstr("spec.replicaSpecs.Worker.restartLimit 1 reached"));
 }
 
+// One PS preemption, one coordinator restart: the coordinator checkpointed on the PS's notice and
+// exited with the restart code while the PS still runs out its notice. Its pod is deleted (the
+// restart is decided, not counted) but no successor is queued; later reconciles create none
+// while the PS is there; once the PS has ended both are queued.
+TEST_F(PodsStepTest, ACoordinatorWaitsForAPsGivenNoticeBeforeItsSuccessorIsCreated) {
+  SetJob();
+  AllRunning();
+  view_.pods[1]["status"]["conditions"].push_back(
+      {{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "PreemptionByScheduler"}});
+  JobReconcile noticed = Reconcile();
+  notices_.Run(noticed);
+  view_.pods[0] = Pod({ReplicaType::kCoordinator, 0}, /*exit_code=*/42);
+  JobReconcile r = Decided();
+  ASSERT_EQ(r.decision.restarts.size(), 1u);
+  EXPECT_TRUE(r.decision.Held(ReplicaKey{ReplicaType::kCoordinator, 0}));
+  step_.Run(r);
+  EXPECT_THAT(client_.calls, ElementsAre("delete pods digits-coordinator-0"));
+  EXPECT_THAT(r.writes, IsEmpty()) << "no coordinator against the PS about to go";
+  EXPECT_EQ(NextStatus(r).restart_count, 0);
+
+  view_.pods.erase(view_.pods.begin());  // the old coordinator is gone
+  client_.calls.clear();
+  JobReconcile waiting = Decided();
+  EXPECT_EQ(waiting.decision.reason, "WaitingForReplacement");
+  step_.Run(waiting);
+  EXPECT_THAT(client_.calls, IsEmpty());
+  EXPECT_THAT(waiting.writes, IsEmpty());
+
+  // The PS is killed at the end of its notice: it restarts, and the coordinator is made with it.
+  view_.pods[0] = Pod({ReplicaType::kPs, 0}, /*exit_code=*/143);
+  view_.pods[0]["status"]["conditions"].push_back(
+      {{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "PreemptionByScheduler"}});
+  JobReconcile replaced = Decided();
+  step_.Run(replaced);
+  EXPECT_THAT(client_.calls, ElementsAre("delete pods digits-ps-0"));
+  EXPECT_THAT(Queued(replaced), UnorderedElementsAre("pods/digits-ps-0", "pods/digits-coordinator-0"));
+  EXPECT_EQ(NextStatus(replaced).restart_count, 0);
+}
+
+TEST_F(PodsStepTest, ACoordinatorUnderTerminatingOrFailedDoesNotWaitForThePs) {
+  SetJob();
+  job_json_["spec"]["replicaSpecs"]["Coordinator"]["replacementPolicy"] = "TerminatingOrFailed";
+  view_.jobs["ml/digits"] = job_json_;
+  AllRunning();
+  view_.pods[1]["metadata"]["deletionTimestamp"] = "2027-01-15T08:00:30Z";
+  view_.pods[0] = Pod({ReplicaType::kCoordinator, 0}, /*exit_code=*/42);
+  JobReconcile r = Decided();
+  EXPECT_TRUE(r.decision.held.empty());
+  step_.Run(r);
+  EXPECT_THAT(Queued(r), ElementsAre("pods/digits-coordinator-0"));
+}
+
 }  // namespace
 }  // namespace tj::op::testing

@@ -102,5 +102,55 @@ TEST_F(StatusStepTest, ComesBackAtTheActiveDeadlineAndForProgressWhileRunning) {
   EXPECT_EQ(step_.Run(running).requeue_after, absl::Seconds(30)) << "progress_interval, sooner";
 }
 
+// A coordinator reporting a failed save: CheckpointFailing True with its message, the access key
+// ID masked, and one Warning naming it; the next report without one clears it with a Normal Event.
+TEST_F(StatusStepTest, AFailedSaveTheCoordinatorReportsIsAWarningAndAConditionUntilASaveSucceeds) {
+  SetJob("", 2, {{"conditions", {{{"type", "Created"}, {"status", "True"}, {"reason", "Created"},
+                                  {"lastTransitionTime", "2027-01-15T08:00:00Z"}}}}});
+  AllRunning();
+  FixedProgress progress;
+  options_.progress = &progress;
+  progress.Set(250, 200, "credentials from Secret default/s3 (access key AKIAEXAMPLE1234) "
+                         "refused for bucket tj-ckpt (PUT s3://tj-ckpt/jobs/digits/ckpt-300/"
+                         "WRITER_GENERATION at http://s3:8333: HTTP 403 AccessDenied)");
+  JobReconcile r = Deciding(JobPhase::kRunning);
+  step_.Run(r);
+  ASSERT_THAT(client_.calls, ElementsAre("update trainingjobs/status digits"));
+  const nlohmann::json status = client_.bodies[0]["status"];
+  const std::string written = status.dump();
+  EXPECT_EQ(written.find("AKIAEXAMPLE1234"), std::string::npos) << written;
+  const nlohmann::json& failing = status["conditions"][0];
+  EXPECT_EQ(failing["type"], "CheckpointFailing");
+  EXPECT_EQ(failing["status"], "True");
+  EXPECT_EQ(failing["message"],
+            "credentials from Secret default/s3 (access key ****1234) refused for bucket tj-ckpt "
+            "(PUT s3://tj-ckpt/jobs/digits/ckpt-300/WRITER_GENERATION at http://s3:8333: HTTP "
+            "403 AccessDenied)");
+  EXPECT_EQ(status["state"], "Running");
+  EXPECT_THAT(events_.events(),
+              ElementsAre("Normal Running: because",
+                          "Warning CheckpointStorageUnavailable: " +
+                              failing["message"].get<std::string>()));
+
+  // The same report again: nothing new.
+  SetJob("", 2, status);
+  client_.calls.clear();
+  JobReconcile again = Deciding(JobPhase::kRunning);
+  step_.Run(again);
+  EXPECT_THAT(client_.calls, IsEmpty());
+  EXPECT_EQ(events_.events().size(), 2u);
+
+  // A save succeeded: the coordinator's report has no error any more.
+  progress.Set(420, 400);
+  JobReconcile saved = Deciding(JobPhase::kRunning);
+  step_.Run(saved);
+  ASSERT_THAT(client_.calls, ElementsAre("update trainingjobs/status digits"));
+  EXPECT_EQ(client_.bodies.back()["status"]["conditions"][0]["status"], "False");
+  EXPECT_EQ(client_.bodies.back()["status"]["conditions"][0]["reason"], "CheckpointSaved");
+  EXPECT_EQ(events_.events().back(),
+            "Normal CheckpointSaved: the coordinator reports no failed save; the newest "
+            "checkpoint is step 400");
+}
+
 }  // namespace
 }  // namespace tj::op::testing

@@ -1,7 +1,8 @@
 // The Reconciler over fakes (no API server): its steps in order; a new job's first reconcile
 // makes the Secret, the pods, the Services and then the status, once, with one Event; creates
 // awaited in a cache make the next reconcile create nothing and come back at their expiry; an
-// invalid spec fails a job that has no pods; a deleted job is forgotten.
+// invalid spec fails a job that has no pods; a deleted job is forgotten; a job another
+// controller manages is left alone, but for the Workload of one MultiKueue dispatches.
 #include "operator/controller/reconciler.h"
 
 #include "tests/operator/controller/reconcile_step_fixture.h"
@@ -9,11 +10,13 @@
 namespace tj::op::testing {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
+using ::testing::SizeIs;
 
 class ReconcilerTest : public StepTest {
  protected:
@@ -111,6 +114,93 @@ TEST_F(ReconcilerTest, ADeletedJobIsForgotten) {
   view_.jobs.clear();
   EXPECT_TRUE(reconciler.Reconcile("ml/digits").status.ok());
   EXPECT_THAT(reconciler.expectations().Pending("ml/digits"), IsEmpty());
+}
+
+// spec.managedBy naming another controller (MultiKueue): no Secret, pod, Service or status write,
+// even for a spec this operator would call invalid; our own value is reconciled as unset is.
+TEST_F(ReconcilerTest, AJobManagedByAnotherControllerIsLeftAlone) {
+  SetJob("  managedBy: kueue.x-k8s.io/multikueue\n");
+  ReconcileResult result = Make().Reconcile("ml/digits");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_FALSE(result.requeue_after.has_value());
+  SetJob("  managedBy: example.com/other\n", /*workers=*/-1);
+  result = reconciler_->Reconcile("ml/digits");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_THAT(client_.calls, IsEmpty());
+  EXPECT_THAT(events_.events(), IsEmpty());
+
+  SetJob("  managedBy: trainingjob.dev/tj-operator\n");
+  ASSERT_TRUE(reconciler_->Reconcile("ml/digits").status.ok());
+  EXPECT_THAT(client_.calls, Contains("create pods"));
+  EXPECT_THAT(client_.calls, Contains("update trainingjobs/status digits"));
+}
+
+// With --kueue, a job MultiKueue dispatches from this (manager) cluster gets its Workload, which
+// MultiKueue copies to a worker cluster, and nothing else: no pod, no status write.
+TEST_F(ReconcilerTest, AJobMultiKueueDispatchesGetsItsWorkloadAndNothingElse) {
+  options_.kueue.enabled = true;
+  options_.kueue.poll_interval = absl::Seconds(5);
+  SetJob("  managedBy: kueue.x-k8s.io/multikueue\n");
+  job_json_["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "user-queue";
+  job_json_["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "high";
+  view_.jobs["ml/digits"] = job_json_;
+  Reconciler& reconciler = Make();
+  ReconcileResult result = reconciler.Reconcile("ml/digits");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_EQ(result.requeue_after, absl::Seconds(5)) << "the priority class is polled for";
+  EXPECT_THAT(client_.calls, ElementsAre("get workloads trainingjob-digits",
+                                         "get workloadpriorityclasses high"));
+  client_.objects["workloadpriorityclasses//high"] = {{"value", 1000}};
+  client_.calls.clear();
+  result = reconciler.Reconcile("ml/digits");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_FALSE(result.requeue_after.has_value());
+  EXPECT_THAT(client_.calls,
+              ElementsAre("get workloads trainingjob-digits", "get workloadpriorityclasses high",
+                          "create workloads"));
+  const nlohmann::json& w = client_.objects.at("workloads/ml/trainingjob-digits");
+  EXPECT_EQ(w["spec"]["queueName"], "user-queue");
+  EXPECT_EQ(w["spec"]["priority"], 1000);
+  EXPECT_THAT(w["spec"]["podSets"], SizeIs(3));
+  EXPECT_EQ(w["metadata"]["ownerReferences"][0]["kind"], "TrainingJob");
+  EXPECT_EQ(w["metadata"]["ownerReferences"][0]["controller"], true);
+  EXPECT_THAT(events_.events(),
+              ElementsAre("Warning PriorityClassNotFound: metadata.labels[kueue.x-k8s.io/"
+                          "priority-class]: WorkloadPriorityClass high does not exist; the job "
+                          "waits, without pods, until it does",
+                          HasSubstr("Normal CreatedWorkload: created Workload "
+                                    "ml/trainingjob-digits in LocalQueue user-queue")));
+
+  // Made: only runPolicy.suspend is carried to it, as spec.active.
+  client_.calls.clear();
+  EXPECT_TRUE(reconciler.Reconcile("ml/digits").status.ok());
+  EXPECT_THAT(client_.calls, ElementsAre("get workloads trainingjob-digits"));
+  job_json_["spec"]["runPolicy"]["suspend"] = true;
+  view_.jobs["ml/digits"] = job_json_;
+  client_.calls.clear();
+  EXPECT_TRUE(reconciler.Reconcile("ml/digits").status.ok());
+  EXPECT_THAT(client_.calls, ElementsAre("get workloads trainingjob-digits",
+                                         "patch workloads trainingjob-digits"));
+  EXPECT_EQ(client_.objects.at("workloads/ml/trainingjob-digits")["spec"]["active"], false);
+  EXPECT_THAT(client_.calls, Not(Contains(HasSubstr("trainingjobs/status"))));
+}
+
+TEST_F(ReconcilerTest, AJobMultiKueueDispatchesWithoutAQueueOrWithABadSpecGetsNoWorkload) {
+  options_.kueue.enabled = true;
+  SetJob("  managedBy: kueue.x-k8s.io/multikueue\n");
+  Reconciler& reconciler = Make();
+  ASSERT_TRUE(reconciler.Reconcile("ml/digits").status.ok());
+  EXPECT_THAT(client_.calls, IsEmpty()) << "no queue label: nothing for MultiKueue";
+
+  SetJob("  managedBy: kueue.x-k8s.io/multikueue\n", /*workers=*/-1);
+  job_json_["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "user-queue";
+  view_.jobs["ml/digits"] = job_json_;
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(reconciler.Reconcile("ml/digits").status.ok());
+  EXPECT_THAT(client_.calls, IsEmpty());
+  ASSERT_THAT(events_.events(), SizeIs(1)) << "posted once";
+  EXPECT_THAT(events_.events()[0],
+              AllOf(HasSubstr("Warning InvalidSpec: spec."),
+                    HasSubstr("no Workload is made, so MultiKueue cannot dispatch the job")));
 }
 
 // Issue 18 item 5: a coordinator that gave up waiting for a PS the scheduler cannot place exits

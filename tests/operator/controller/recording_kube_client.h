@@ -1,6 +1,6 @@
 // A KubeClient for unit tests: records each call as "<verb> <resource>[/<subresource>] [name]"
 // and answers from a map of objects by "<resource>/<namespace>/<name>" (create: AlreadyExists
-// when present; get: NotFound when absent), or with `fail` when set, or with `fail_calls` for
+// when present; get: NotFound when absent; a merge patch of one present is applied to it), or with `fail` when set, or with `fail_calls` for
 // the calls of one verb and resource ("create podgroups").
 #pragma once
 
@@ -64,7 +64,11 @@ class RecordingKubeClient : public kube::KubeClient {
                                             const nlohmann::json& patch) override {
     bodies.push_back(patch);
     if (absl::Status s = Record("patch", ref); !s.ok()) return s;
-    return patch;
+    // A stored object is patched and answered whole, as the API server does.
+    auto it = objects.find(Key(ref, ref.name));
+    if (it == objects.end()) return patch;
+    it->second.merge_patch(patch);
+    return it->second;
   }
   absl::StatusOr<nlohmann::json> JsonPatch(const kube::ResourceRef& ref,
                                            const nlohmann::json& operations) override {

@@ -70,11 +70,12 @@ class FixedProgress : public CoordinatorProgress {
     return progress_;
   }
   void Forget(const std::string& job) override {}
-  void Set(int64_t step, int64_t checkpoint) {
+  void Set(int64_t step, int64_t checkpoint, std::string checkpoint_error = "") {
     std::lock_guard<std::mutex> lock(mu_);
     progress_ = v1alpha1::TrainingProgress{};
     progress_->step = step;
     progress_->last_checkpoint_step = checkpoint;
+    progress_->checkpoint_error = std::move(checkpoint_error);
   }
   std::string refreshed() const {
     std::lock_guard<std::mutex> lock(mu_);

@@ -113,6 +113,27 @@ TEST(ReplicaObjectsTest, TrainerGetsTheEnvironmentContractAndItWinsOverUserValue
   EXPECT_EQ((*pod)["spec"]["terminationGracePeriodSeconds"], 20);  // honoured as written
 }
 
+// A TensorFlow chief holds 2222 for TensorFlow's server: a declared tj-coordination port moves
+// the job's Coordination service (notices, progress) there, for the pod and for everyone who dials.
+TEST(ReplicaObjectsTest, DeclaredCoordinationPortIsWhereTheCoordinationServiceIs) {
+  v1alpha1::TrainingJob job = testing::LoadJob(testing::SmallJobYaml());
+  nlohmann::json& raw = job.spec.replica_specs.at(ReplicaType::kCoordinator).pod_template.mutable_raw();
+  raw["spec"]["containers"][0]["ports"] = {{{"name", "tj-coordination"}, {"containerPort", 2223}}};
+  auto chief = BuildReplicaPod(job, {ReplicaType::kCoordinator, 0});
+  ASSERT_TRUE(chief.ok()) << chief.status();
+  const json& trainer = (*chief)["spec"]["containers"][0];
+  EXPECT_EQ(EnvValue(trainer, "TJ_COORDINATION_ADDRESS"), ":2223");
+  EXPECT_EQ(trainer["ports"].size(), 2u) << "the trainer port is added beside the declared one";
+  auto worker = BuildReplicaPod(job, {ReplicaType::kWorker, 0});
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  EXPECT_EQ(EnvValue((*worker)["spec"]["containers"][0], "TJ_COORDINATOR_ADDRESS"),
+            "digits-coordinator-0.ml.svc:2223");
+  EXPECT_EQ(EnvValue((*worker)["spec"]["containers"][0], "TJ_COORDINATION_ADDRESS"), "");
+  const json policy = BuildJobNetworkPolicy(job, NetworkPolicyOptions{});
+  EXPECT_EQ(policy["spec"]["ingress"][1]["ports"],
+            json::parse(R"([{"port": 2222, "protocol": "TCP"}, {"port": 2223, "protocol": "TCP"}])"));
+}
+
 TEST(ReplicaObjectsTest, BuildingTwiceGivesTheSameObject) {
   const v1alpha1::TrainingJob job = testing::LoadJob(testing::SmallJobYaml());
   EXPECT_EQ(*BuildReplicaPod(job, {ReplicaType::kWorker, 1}),

@@ -257,6 +257,7 @@ TEST_F(InformerIntegrationTest, BookmarksAdvanceTheResourceVersion) {
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(absl::Seconds(30)));
   const std::string listed_at = informer.stats().resource_version;
+  ASSERT_FALSE(listed_at.empty()) << "synced with no resourceVersion recorded";
   // The watch cache sends a bookmark only at a resourceVersion newer than the watch's start, that
   // is after it processed some ConfigMap event: writes in another namespace (which this watch
   // does not see) provide them.
@@ -271,6 +272,7 @@ TEST_F(InformerIntegrationTest, BookmarksAdvanceTheResourceVersion) {
   }
   ASSERT_TRUE(bookmarked) << informer.stats().last_error;
   const InformerStats stats = informer.stats();
+  ASSERT_FALSE(stats.resource_version.empty()) << "gone after the bookmark: " << stats.last_error;
   EXPECT_GT(std::stoll(stats.resource_version), std::stoll(listed_at));
   EXPECT_EQ(stats.watch_events, 0);
   EXPECT_THAT(recorder.log(), ElementsAre("add one"));  // a bookmark calls no handler

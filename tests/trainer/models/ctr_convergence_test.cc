@@ -80,11 +80,11 @@ Result Train(CtrModelType type, int32_t k, float lr) {
       const BatchIds ids = *DedupIds(batch);
       table.Gather(ids.unique, rows);
       grad.resize(rows.size());
-      float grad_bias = 0;
-      auto loss = model.LossAndGradient(batch, ids, rows, bias, grad, grad_bias);
+      CtrHeadParams grad_head;
+      auto loss = model.LossAndGradient(batch, ids, rows, {.bias = bias}, grad, grad_head);
       EXPECT_TRUE(loss.ok()) << loss.status();
       table.ApplySgd(ids.unique, grad, lr);
-      bias -= lr * grad_bias;
+      bias -= lr * grad_head.bias;
     }
   }
 
@@ -92,7 +92,7 @@ Result Train(CtrModelType type, int32_t k, float lr) {
   const BatchIds ids = *DedupIds(test);
   table.Gather(ids.unique, rows);
   std::vector<float> p(test.num_rows), truth(test.num_rows);
-  EXPECT_TRUE(model.Predict(test, ids, rows, bias, p).ok());
+  EXPECT_TRUE(model.Predict(test, ids, rows, {.bias = bias}, p).ok());
   for (int64_t r = 0; r < test.num_rows; ++r) {
     truth[r] = static_cast<float>(generator->TrueProbability(split.test->SourceIndex(r)));
   }

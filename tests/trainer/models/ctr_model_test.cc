@@ -75,7 +75,7 @@ TEST(CtrModelTest, FactorizationMachineMatchesPairwiseSum) {
   const std::vector<float> rows = RandomVector(ids.unique.size() * model.row_dim(), 5, 0.7f);
   const float bias = 0.3f;
   std::vector<float> logits(4);
-  ASSERT_TRUE(model.Logits(batch, ids, rows, bias, logits).ok());
+  ASSERT_TRUE(model.Logits(batch, ids, rows, {.bias = bias}, logits).ok());
   for (int64_t r = 0; r < batch.num_rows; ++r) {
     // The definition: w0 + sum_i w_i x_i + sum_{i<j} <v_i, v_j> x_i x_j, in O(n^2 k).
     double z = bias;
@@ -102,14 +102,14 @@ TEST_P(CtrGradientTest, MatchesFiniteDifferences) {
   std::vector<float> rows = RandomVector(ids.unique.size() * model.row_dim(), 11, 0.5f);
   float bias = -0.2f;
   std::vector<float> grad(rows.size());
-  float grad_bias = 0;
-  auto loss = model.LossAndGradient(batch, ids, rows, bias, grad, grad_bias);
+  CtrHeadParams grad_head;
+  auto loss = model.LossAndGradient(batch, ids, rows, {.bias = bias}, grad, grad_head);
   ASSERT_TRUE(loss.ok()) << loss.status();
 
   std::vector<float> unused(rows.size());
-  float unused_bias;
+  CtrHeadParams unused_head;
   const auto loss_now = [&] {
-    return *model.LossAndGradient(batch, ids, rows, bias, unused, unused_bias);
+    return *model.LossAndGradient(batch, ids, rows, {.bias = bias}, unused, unused_head);
   };
   const float eps = 1e-2f;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -127,11 +127,65 @@ TEST_P(CtrGradientTest, MatchesFiniteDifferences) {
   const double up = loss_now();
   bias -= 2 * eps;
   const double down = loss_now();
-  EXPECT_NEAR(grad_bias, (up - down) / (2 * eps), 1e-3);
+  EXPECT_NEAR(grad_head.bias, (up - down) / (2 * eps), 1e-3);
+  EXPECT_EQ(grad_head.scale, 0) << "a bias head has no scale to learn";
 }
 
 INSTANTIATE_TEST_SUITE_P(LogisticAndFm, CtrGradientTest, ::testing::Values(0, 1, 4),
                          [](const auto& info) { return "k" + std::to_string(info.param); });
+
+// One example, one id (w = 0.5, x = 1), b = 0.1, a = 2, clicked: s = 0.5, z = 0.1 + 2 * 0.5 = 1.1,
+// p = sigmoid(1.1) = 0.7502601, dL/dz = p - 1 = -0.2497399; dL/db = -0.2497399,
+// dL/da = s dL/dz = -0.1248699, dL/dw = a x dL/dz = -0.4994798, loss = log(1 + e^-1.1) = 0.2873353.
+TEST(CtrModelTest, DenseHeadByHand) {
+  auto model = *CtrModel::Create(CtrModelType::kLogisticRegression, 0, CtrHead::kDense);
+  EXPECT_EQ(model.head(), CtrHead::kDense);
+  const Batch batch = SparseBatch({{{5, 1}}}, {1});
+  const BatchIds ids = *DedupIds(batch);
+  const std::vector<float> rows = {0.5f};
+  std::vector<float> grad(1), logits(1);
+  CtrHeadParams grad_head;
+  auto loss = model.LossAndGradient(batch, ids, rows, {.bias = 0.1f, .scale = 2}, grad, grad_head);
+  ASSERT_TRUE(loss.ok()) << loss.status();
+  EXPECT_NEAR(*loss, 0.2873353, 1e-6);
+  EXPECT_NEAR(grad_head.bias, -0.2497399, 1e-6);
+  EXPECT_NEAR(grad_head.scale, -0.1248699, 1e-6);
+  EXPECT_NEAR(grad[0], -0.4994798, 1e-6);
+  ASSERT_TRUE(model.Logits(batch, ids, rows, {.bias = 0.1f, .scale = 2}, logits).ok());
+  EXPECT_NEAR(logits[0], 1.1, 1e-6);
+}
+
+TEST(CtrModelTest, DenseHeadGradientMatchesFiniteDifferences) {
+  auto model = *CtrModel::Create(CtrModelType::kFactorizationMachine, 4, CtrHead::kDense);
+  const Batch batch = Example();
+  const BatchIds ids = *DedupIds(batch);
+  std::vector<float> rows = RandomVector(ids.unique.size() * model.row_dim(), 13, 0.5f);
+  CtrHeadParams head{.bias = -0.2f, .scale = -1.3f};
+  std::vector<float> grad(rows.size()), unused(rows.size());
+  CtrHeadParams grad_head, unused_head;
+  ASSERT_TRUE(model.LossAndGradient(batch, ids, rows, head, grad, grad_head).ok());
+  const auto loss_now = [&] {
+    return *model.LossAndGradient(batch, ids, rows, head, unused, unused_head);
+  };
+  const float eps = 1e-2f;
+  const auto numeric = [&](float& x) {
+    const float saved = x;
+    x = saved + eps;
+    const double up = loss_now();
+    x = saved - eps;
+    const double down = loss_now();
+    x = saved;
+    return (up - down) / (2 * eps);
+  };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double expected = numeric(rows[i]);
+    EXPECT_NEAR(grad[i], expected, 1e-3 + 1e-2 * std::fabs(expected)) << "element " << i;
+  }
+  EXPECT_NEAR(grad_head.bias, numeric(head.bias), 1e-3);
+  const double scale = numeric(head.scale);
+  EXPECT_NEAR(grad_head.scale, scale, 1e-3 + 1e-2 * std::fabs(scale));
+  EXPECT_GT(std::fabs(grad_head.scale), 1e-3) << "the example must exercise the scale";
+}
 
 TEST(CtrModelTest, PredictIsTheSigmoidOfTheLogit) {
   auto model = *CtrModel::Create(CtrModelType::kLogisticRegression, 0);
@@ -139,7 +193,7 @@ TEST(CtrModelTest, PredictIsTheSigmoidOfTheLogit) {
   const BatchIds ids = *DedupIds(batch);
   const std::vector<float> rows = {2, -3};  // id 1, id 2
   std::vector<float> p(2);
-  ASSERT_TRUE(model.Predict(batch, ids, rows, 0.5f, p).ok());
+  ASSERT_TRUE(model.Predict(batch, ids, rows, {.bias = 0.5f}, p).ok());
   EXPECT_NEAR(p[0], 1 / (1 + std::exp(-2.5)), 1e-6);
   EXPECT_NEAR(p[1], 1 / (1 + std::exp(0.5)), 1e-6);
 }
@@ -151,19 +205,23 @@ TEST(CtrModelTest, RejectsBadInputs) {
   const Batch batch = Example();
   const BatchIds ids = *DedupIds(batch);
   std::vector<float> rows(ids.unique.size() * 3), grad(rows.size());
-  float grad_bias;
+  CtrHeadParams grad_head;
   EXPECT_THAT(
-      model.LossAndGradient(batch, ids, std::span<const float>(rows).first(4), 0, grad, grad_bias)
+      model.LossAndGradient(batch, ids, std::span<const float>(rows).first(4), {}, grad, grad_head)
           .status()
           .message(),
       HasSubstr("rows has 4 floats, expected 5 ids x 3"));
   const BatchIds other = *DedupIds(SparseBatch({{{1, 1}}}, {0}));
-  EXPECT_THAT(model.LossAndGradient(batch, other, rows, 0, grad, grad_bias).status().message(),
+  EXPECT_THAT(model.LossAndGradient(batch, other, rows, {}, grad, grad_head).status().message(),
               HasSubstr("was it built from this batch?"));
   Batch three = Example();
   three.labels[0] = 3;
-  EXPECT_THAT(model.LossAndGradient(three, ids, rows, 0, grad, grad_bias).status().message(),
+  EXPECT_THAT(model.LossAndGradient(three, ids, rows, {}, grad, grad_head).status().message(),
               HasSubstr("0/1 labels"));
+  EXPECT_THAT(model.LossAndGradient(batch, ids, rows, {.bias = 0, .scale = 2}, grad, grad_head)
+                  .status()
+                  .message(),
+              HasSubstr("bias head has no scale"));
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include "trainer/models/softmax_regression.h"
 
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -69,6 +71,46 @@ TEST(SoftmaxRegressionTest, GradientMatchesFiniteDifferences) {
     const double numeric = (loss_at(b, c, eps) - loss_at(b, c, -eps)) / (2 * eps);
     EXPECT_NEAR(db[c], numeric, 1e-3 + 1e-2 * std::fabs(numeric)) << "db[" << c << "]";
   }
+}
+
+TEST(SoftmaxRegressionTest, TheGradientInTwoHalvesEqualsTheWholeOneBitForBit) {
+  // Random dense features with zeros among them, random weights: the streamed step's halves
+  // (logit gradients, then dw a few rows at a time) give LossAndGradient's floats exactly.
+  constexpr int64_t kDim = 9;
+  constexpr int32_t kClasses = 13;
+  constexpr int64_t kRows = 5;
+  const SoftmaxRegression model(kDim, kClasses);
+  std::vector<float> x = RandomVector(kDim * kRows, 3, 2.0f);
+  for (size_t i = 0; i < x.size(); i += 3) x[i] = 0;
+  std::vector<int32_t> labels = {0, 12, 5, 5, 7};
+  const Batch batch = DenseBatch(kDim, x, labels);
+  const std::vector<float> w = RandomVector(kDim * kClasses, 4, 1.5f);
+  const std::vector<float> b = RandomVector(kClasses, 5, 0.5f);
+  std::vector<float> dw(kDim * kClasses), db(kClasses);
+  auto loss = model.LossAndGradient(batch, w, b, dw, db);
+  ASSERT_TRUE(loss.ok()) << loss.status();
+
+  std::vector<float> dlogits(kRows * kClasses), db2(kClasses, 99.0f);
+  auto loss2 = model.LossAndLogitGradient(batch, w, b, dlogits, db2);
+  ASSERT_TRUE(loss2.ok()) << loss2.status();
+  EXPECT_EQ(std::memcmp(&*loss, &*loss2, sizeof(double)), 0) << *loss << " vs " << *loss2;
+  EXPECT_EQ(std::memcmp(db.data(), db2.data(), db.size() * sizeof(float)), 0);
+  // dw in pieces of 1, 3 and 5 rows, over garbage.
+  std::vector<float> dw2(kDim * kClasses, -7.0f);
+  int64_t first = 0;
+  for (int64_t rows : {1, 3, 5}) {
+    model.WeightGradientRows(batch, dlogits, first,
+                             std::span<float>(dw2).subspan(static_cast<size_t>(first * kClasses),
+                                                           static_cast<size_t>(rows * kClasses)));
+    first += rows;
+  }
+  ASSERT_EQ(first, kDim);
+  EXPECT_EQ(std::memcmp(dw.data(), dw2.data(), dw.size() * sizeof(float)), 0);
+  EXPECT_NE(dw, std::vector<float>(dw.size(), 0.0f));
+
+  std::vector<float> short_dlogits(kClasses);
+  EXPECT_EQ(model.LossAndLogitGradient(batch, w, b, short_dlogits, db2).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(SoftmaxRegressionTest, HugeLogitsStayFinite) {

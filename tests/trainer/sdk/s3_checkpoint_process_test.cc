@@ -205,6 +205,29 @@ TEST_F(S3CheckpointProcessTest, RefusedCredentialsStopSaveAndRestoreNamingTheirS
       << restored.status();
 }
 
+// Credentials allowed only under s3://tj-ckpt/team-a/ (an IAM policy scoped to the job's prefix;
+// SeaweedFS's "Action:bucket/prefix/*" grants here), nothing on the bucket itself: the
+// coordinator's and the PS's access checks list the checkpoint prefix only, so save and restore
+// work.
+TEST_F(S3CheckpointProcessTest, CredentialsScopedToTheCheckpointPrefixSaveAndRestore) {
+  const S3Options scoped = S3TestEnvironment::server()->ScopedOptions();
+  url_ = absl::StrCat("s3://", testing::kS3TestBucket, "/", testing::kS3TestScopedPrefix, "/",
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  env_["AWS_ACCESS_KEY_ID"] = scoped.access_key;
+  env_["AWS_SECRET_ACCESS_KEY"] = scoped.secret_key;
+  env_["TJ_CHECKPOINT_DIR"] = url_;
+  for (const auto& [name, value] : env_) ::setenv(name.c_str(), value.c_str(), 1);
+  Ps ps = StartPs(0, 2);
+  auto saved = PsCheckpointer(url_, 3, Clients({&ps})).Save(5, {{"step", 5}});
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  ps.process.KillAndWait(SIGKILL);
+  Ps fresh = StartPs(0, 0);
+  auto restored = PsCheckpointer(url_, 3, Clients({&fresh})).RestoreLatest();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_TRUE(restored->has_value());
+  EXPECT_EQ((*restored)->step, 5);
+}
+
 TEST_F(S3CheckpointProcessTest, AMissingBucketIsNamedBeforeAnyShardIsWritten) {
   Ps ps = StartPs(0, 1);
   auto saved = PsCheckpointer("s3://tj-no-such-bucket/jobs/x", 3, Clients({&ps})).Save(1, {});

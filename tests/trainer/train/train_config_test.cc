@@ -37,6 +37,14 @@ TEST(TrainConfigTest, BadValuesAreRefusedNamingTheFlag) {
       {[](TrainConfig& c) { c.min_accuracy = 2; }, "--min-accuracy"},
       {[](TrainConfig& c) { c.model = "fm"; c.factor_dim = 0; }, "--factor-dim"},
       {[](TrainConfig& c) { c.model = "softmax"; }, "--model softmax"},
+      {[](TrainConfig& c) { c.init_limit = -1; }, "--init-limit"},
+      {[](TrainConfig& c) { c.init = v1::Initializer::ZEROS; }, "--init"},
+      {[](TrainConfig& c) {
+         c.model = "softmax";
+         c.data = "digits.csv";
+         c.head = CtrHead::kDense;
+       },
+       "--head"},
   };
   for (const Case& c : cases) {
     TrainConfig config = Valid();
@@ -67,6 +75,55 @@ TEST(TrainConfigTest, JsonRoundTripsAndFingerprintIgnoresTheSchedule) {
   EXPECT_NE(Fingerprint(other), Fingerprint(config)) << "another batching may not";
 
   EXPECT_FALSE(TrainConfigFromJson(nlohmann::json{{"model", "lr"}}).ok());
+}
+
+TEST(TrainConfigTest, KindsRoundTripAndOnlyModelChangesEnterTheFingerprint) {
+  TrainConfig config = Valid();
+  config.model = "fm";
+  config.head = CtrHead::kDense;
+  config.init = v1::Initializer::RANDOM_UNIFORM;
+  config.init_limit = 0.125;
+  config.split = SplitRule::kTail;
+  const nlohmann::json json = ToJson(config);
+  EXPECT_EQ(json.at("head"), "dense");
+  EXPECT_EQ(json.at("init"), "uniform");
+  EXPECT_EQ(json.at("split"), "tail");
+  auto back = TrainConfigFromJson(json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->head, CtrHead::kDense);
+  EXPECT_EQ(back->init, v1::Initializer::RANDOM_UNIFORM);
+  EXPECT_EQ(back->init_limit, 0.125);
+  EXPECT_EQ(back->split, SplitRule::kTail);
+
+  // A configuration without them (an earlier coordinator's) has the defaults.
+  nlohmann::json older = ToJson(Valid());
+  for (const char* key : {"head", "init", "init_limit", "split"}) older.erase(key);
+  auto defaults = TrainConfigFromJson(older);
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->head, CtrHead::kBias);
+  EXPECT_EQ(defaults->init, v1::Initializer::RANDOM_NORMAL);
+  EXPECT_EQ(defaults->split, SplitRule::kInterleaved);
+
+  nlohmann::json wrong = json;
+  wrong["head"] = "mlp";
+  EXPECT_THAT(std::string(TrainConfigFromJson(wrong).status().message()),
+              AllOf(HasSubstr("--head"), HasSubstr("bias, dense"), HasSubstr("mlp")));
+  EXPECT_THAT(std::string(ParseInit("glorot").status().message()),
+              HasSubstr("normal, truncated_normal, uniform"));
+
+  // The head and the split change the model and the data; the init only the start. The defaults
+  // leave the fingerprint as it was, so earlier runs' checkpoints still resume.
+  EXPECT_EQ(Fingerprint(Valid()).count("head"), 0);
+  EXPECT_EQ(Fingerprint(Valid()).count("split"), 0);
+  TrainConfig textbook = config;
+  textbook.head = CtrHead::kBias;
+  EXPECT_NE(Fingerprint(textbook), Fingerprint(config));
+  TrainConfig interleaved = config;
+  interleaved.split = SplitRule::kInterleaved;
+  EXPECT_NE(Fingerprint(interleaved), Fingerprint(config));
+  TrainConfig normal = config;
+  normal.init = v1::Initializer::RANDOM_NORMAL;
+  EXPECT_EQ(Fingerprint(normal), Fingerprint(config));
 }
 
 TEST(StepScheduleTest, EveryEpochCoversEveryExampleOnceInANewOrder) {
@@ -125,6 +182,17 @@ TEST(TrainingDataTest, ModelAndDataKindMustAgree) {
   EXPECT_EQ(data->train->num_examples(), 800);
   EXPECT_EQ(data->test->num_examples(), 200);
   EXPECT_EQ(data->BatchesPerEpoch(32), 25);
+
+  // --split=tail holds out the last examples: the same held-out set as a program that trains on
+  // the first 1,000 examples of the generator and evaluates on the next 250.
+  TrainConfig tail = Valid();
+  tail.synthetic_examples = 1250;
+  tail.split = SplitRule::kTail;
+  auto tail_data = LoadTrainingData(tail);
+  ASSERT_TRUE(tail_data.ok()) << tail_data.status();
+  EXPECT_EQ(tail_data->train->num_examples(), 1000);
+  EXPECT_EQ(tail_data->test->num_examples(), 250);
+  EXPECT_EQ(static_cast<const SplitDataset&>(*tail_data->test).SourceIndex(0), 1000);
 }
 
 }  // namespace

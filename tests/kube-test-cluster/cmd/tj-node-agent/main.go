@@ -46,6 +46,10 @@ type config struct {
 	tokenExpiration time.Duration
 	mountNamespaces string     // auto, true, false
 	sharedDirs      stringList // containerPath=hostDir, bind-mounted in every container
+	imageStore      string     // "" (host binaries, --image-map) or buildah
+	pullRegistries  stringList // host[:port] whose images are pulled with the pods' pull secrets (pull.go)
+	pullCertDir     string     // CA certificates (*.crt) those registries' TLS is verified with
+	podNetwork      string     // host (the node's namespace) or netns (one per pod, netns.go)
 }
 
 func parseFlags(args []string) (*config, error) {
@@ -71,6 +75,15 @@ func parseFlags(args []string) (*config, error) {
 		"container paths and the agent's hosts file (Service names) over /etc/hosts: true, false, or auto (on when a probe succeeds)")
 	fs.Var(&c.sharedDirs, "shared-dir", "containerPath=hostDir (repeatable): bind-mounted into every container (needs mount namespaces); "+
 		"a stand-in for a ReadWriteMany volume every pod of the node mounts")
+	fs.StringVar(&c.imageStore, "image-store", "", "buildah: run each container chrooted in the root file system of its image from buildah's "+
+		"local storage (entrypoint, cmd, user, env, workingDir applied; a missing image is ErrImagePull); empty: host binaries by --image-map")
+	fs.Var(&c.pullRegistries, "pull-registry", "host[:port] (repeatable): images on this registry are pulled from it over TLS with "+
+		"the pod's imagePullSecrets, as a kubelet's runtime pulls, before they run (needs --image-store=buildah); others are "+
+		"read from buildah's local storage")
+	fs.StringVar(&c.pullCertDir, "pull-cert-dir", "", "directory of CA certificates (*.crt) the --pull-registry servers' "+
+		"certificates are verified with, besides the system's (buildah's --cert-dir)")
+	fs.StringVar(&c.podNetwork, "pod-network", "host", "host: pods share the node's network namespace and must bind their pod IP; "+
+		"netns: each pod gets its own network namespace with its 127.x.y.z address on a veth pair (needs root, iproute2 and mount namespaces)")
 	fs.DurationVar(&c.tokenExpiration, "token-expiration", time.Hour, "expiration asked for service-account tokens without one in the pod spec (renewed at 80%)")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
@@ -89,6 +102,24 @@ func parseFlags(args []string) (*config, error) {
 	}
 	if c.heartbeat <= 0 {
 		return nil, fmt.Errorf("--heartbeat must be positive, got %v", c.heartbeat)
+	}
+	switch c.imageStore {
+	case "", "buildah":
+	default:
+		return nil, fmt.Errorf("--image-store must be buildah or empty, got %q", c.imageStore)
+	}
+	if len(c.pullRegistries) > 0 && c.imageStore != "buildah" {
+		return nil, fmt.Errorf("--pull-registry needs --image-store=buildah")
+	}
+	for _, r := range c.pullRegistries {
+		if r == "" || strings.ContainsAny(r, "/@") {
+			return nil, fmt.Errorf("--pull-registry %q: want a registry host[:port], no path", r)
+		}
+	}
+	switch c.podNetwork {
+	case "host", "netns":
+	default:
+		return nil, fmt.Errorf("--pod-network must be host or netns, got %q", c.podNetwork)
 	}
 	switch c.mountNamespaces {
 	case "auto", "true", "false":
@@ -208,6 +239,12 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("client for %s: %v", restCfg.Host, err)
 	}
+	var podNet *podNetwork
+	if cfg.podNetwork == "netns" {
+		if podNet, err = newPodNetwork(cfg.podIPBase, cfg.podIPFirst); err != nil {
+			return err
+		}
+	}
 	apiEnv, err := inClusterServiceEnv(restCfg.Host)
 	if err != nil {
 		return err
@@ -240,9 +277,17 @@ func run(args []string) error {
 		}
 	}
 	var hosts *hostsFiles
+	if podNet != nil && !mountNS {
+		return fmt.Errorf("--pod-network=netns needs mount namespaces, which are off (--mount-namespaces=%s)", cfg.mountNamespaces)
+	}
 	if mountNS {
 		if hosts, err = newHostsFiles(cfg.rootDir); err != nil {
 			return err
+		}
+		if podNet != nil {
+			if apiEnv, err = podNet.apiServerForPods(hosts, restCfg.Host); err != nil {
+				return err
+			}
 		}
 		if err := hosts.start(ctx, cs); err != nil {
 			return err
@@ -250,6 +295,22 @@ func run(args []string) error {
 	}
 	mgr := newPodManager(cfg, cs, images, ips, apiEnv)
 	mgr.hosts = hosts
+	mgr.net = podNet
+	if cfg.imageStore == "buildah" {
+		if !mountNS {
+			return fmt.Errorf("--image-store=buildah needs mount namespaces, which are off (--mount-namespaces=%s)", cfg.mountNamespaces)
+		}
+		if mgr.store, err = newBuildahStore(); err != nil {
+			return err
+		}
+		klog.Infof("images from buildah's storage: containers run chrooted in their image")
+		if len(cfg.pullRegistries) > 0 {
+			if mgr.puller, err = newImagePuller(cfg, cs); err != nil {
+				return err
+			}
+			klog.Infof("images of %s pulled with the pods' pull secrets", cfg.pullRegistries.String())
+		}
+	}
 	if err := mgr.start(ctx); err != nil {
 		return err
 	}
@@ -261,6 +322,9 @@ func run(args []string) error {
 		return nil
 	}
 	mgr.killAll(cfg.shutdownGrace)
+	if podNet != nil {
+		podNet.removeAll()
+	}
 	klog.Infof("all pod processes stopped")
 	klog.Flush()
 	return nil

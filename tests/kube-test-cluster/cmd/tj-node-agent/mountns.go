@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -32,6 +33,30 @@ type mountExecSpec struct {
 	Exe   string      `json:"exe"`
 	Argv  []string    `json:"argv"`
 	Dir   string      `json:"dir,omitempty"` // working directory, entered after the mounts (it may be one)
+	// Root, when set, is the image's root file system (--image-store): the binds' targets, Exe and
+	// Dir are inside it, the host's /proc, /dev and /sys are bound into it, and the process
+	// chroots there and runs as UID:GID.
+	Root string `json:"root,omitempty"`
+	UID  int    `json:"uid,omitempty"`
+	GID  int    `json:"gid,omitempty"`
+	// Groups are the process's supplementary groups (the pod's fsGroup and supplementalGroups).
+	Groups []int `json:"groups,omitempty"`
+	// NetNS, when set, is the pod's network namespace (--pod-network=netns), entered first.
+	NetNS string `json:"netns,omitempty"`
+}
+
+// rootBinds puts the binds under root and adds what a container runtime provides: /proc, /dev and
+// /sys of the host (the pod shares the node's PID and network namespaces here) and its resolv.conf.
+func rootBinds(root string, binds []bindMount) []bindMount {
+	out := []bindMount{
+		{Source: "/proc", Target: "/proc"}, {Source: "/dev", Target: "/dev"}, {Source: "/sys", Target: "/sys", ReadOnly: true},
+		{Source: "/etc/resolv.conf", Target: "/etc/resolv.conf", ReadOnly: true},
+	}
+	out = append(out, binds...)
+	for i := range out {
+		out[i].Target = inRoot(root, out[i].Target)
+	}
+	return out
 }
 
 // wrapForMountNamespace returns the executable and argv that run spec through the wrapper.
@@ -103,8 +128,43 @@ func mountExecMain(arg string) {
 	if err := json.Unmarshal([]byte(arg), &spec); err != nil {
 		fail("bad wrapper argument: %v", err)
 	}
-	if err := applyBinds(spec.Binds); err != nil {
+	if spec.NetNS != "" {
+		// setns changes the calling thread only; the exec below runs on this same thread.
+		runtime.LockOSThread()
+		if err := enterNetNS(spec.NetNS); err != nil {
+			fail("%v", err)
+		}
+	}
+	binds := spec.Binds
+	if spec.Root != "" {
+		binds = rootBinds(spec.Root, binds)
+	}
+	if err := applyBinds(binds); err != nil {
 		fail("%v", err)
+	}
+	if spec.Root != "" {
+		if err := syscall.Chroot(spec.Root); err != nil {
+			fail("chroot %s: %v", spec.Root, err)
+		}
+		if err := os.Chdir("/"); err != nil {
+			fail("chdir / in the image: %v", err)
+		}
+		// The working directory is made as root (a kubelet's runtime does the same), then the
+		// process drops to the image's (or the pod's) user.
+		if spec.Dir != "" {
+			if err := os.MkdirAll(spec.Dir, 0o755); err != nil {
+				fail("workingDir %s: %v", spec.Dir, err)
+			}
+		}
+		if err := syscall.Setgroups(append([]int{}, spec.Groups...)); err != nil {
+			fail("setgroups: %v", err)
+		}
+		if err := syscall.Setgid(spec.GID); err != nil {
+			fail("setgid %d: %v", spec.GID, err)
+		}
+		if err := syscall.Setuid(spec.UID); err != nil {
+			fail("setuid %d: %v", spec.UID, err)
+		}
 	}
 	if spec.Dir != "" {
 		if err := os.MkdirAll(spec.Dir, 0o755); err != nil {

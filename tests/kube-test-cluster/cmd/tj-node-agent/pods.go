@@ -26,8 +26,11 @@ type podManager struct {
 	ips        *ipAllocator
 	serviceEnv []corev1.EnvVar
 	src        objectSource
-	hosts      *hostsFiles // nil: no mount namespaces (no /etc/hosts, path rewriting instead)
-	self       string      // this executable, the mount namespace wrapper
+	hosts      *hostsFiles  // nil: no mount namespaces (no /etc/hosts, path rewriting instead)
+	self       string       // this executable, the mount namespace wrapper
+	store      imageStore   // nil: host binaries (--image-map); else images (--image-store)
+	puller     *imagePuller // nil: nothing is pulled (no --pull-registry)
+	net        *podNetwork  // nil: pods share the node's network (--pod-network=host)
 
 	mu      sync.Mutex
 	workers map[types.UID]*podWorker // by UID while the object exists
@@ -116,6 +119,14 @@ func (m *podManager) killAll(grace time.Duration) {
 		go func() { defer wg.Done(); w.killProcesses(deadline) }()
 	}
 	wg.Wait()
+}
+
+// hostIP is the node's address as a pod reaches it: 127.0.0.1 is a pod's own in its namespace.
+func (m *podManager) hostIP() string {
+	if m.net != nil {
+		return m.net.gateway
+	}
+	return "127.0.0.1"
 }
 
 func (m *podManager) podDir(pod *corev1.Pod) string {

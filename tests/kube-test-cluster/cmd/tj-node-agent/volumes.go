@@ -33,6 +33,8 @@ type mount struct {
 // of its lifetime).
 type tokenFile struct {
 	path       string
+	mode       os.FileMode // the projected volume's defaultMode (0644 unless set), as the kubelet
+	uid, gid   int         // owner, -1: unchanged (tokenOwner)
 	sa         string
 	audience   string
 	expiration int64
@@ -190,6 +192,7 @@ func prepareVolumes(ctx context.Context, cs kubernetes.Interface, src objectSour
 						exp = *t.ExpirationSeconds
 					}
 					tf := &tokenFile{path: p, sa: pod.Spec.ServiceAccountName, audience: t.Audience, expiration: exp}
+					tf.mode, tf.uid, tf.gid = tokenOwner(pod, v.Projected.DefaultMode)
 					if tf.sa == "" {
 						tf.sa = "default"
 					}
@@ -243,6 +246,25 @@ func writeDownward(dir string, pod *corev1.Pod, podIP, hostIP string, items []co
 	return nil
 }
 
+// tokenOwner: the kubelet writes a projected token with the volume's defaultMode (0644, what
+// admission sets for kube-api-access-*), group fsGroup and 0640 with an fsGroup, and 0600 owned
+// by the pod's runAsUser when it has one and no fsGroup (a process of another user of the image
+// could not read it otherwise).
+func tokenOwner(pod *corev1.Pod, defaultMode *int32) (mode os.FileMode, uid, gid int) {
+	mode, uid, gid = 0o644, -1, -1
+	if defaultMode != nil {
+		mode = os.FileMode(*defaultMode)
+	}
+	sc := pod.Spec.SecurityContext
+	switch {
+	case sc != nil && sc.FSGroup != nil:
+		return 0o640, -1, int(*sc.FSGroup)
+	case sc != nil && sc.RunAsUser != nil:
+		return 0o600, int(*sc.RunAsUser), -1
+	}
+	return mode, uid, gid
+}
+
 // refreshToken asks the API server for a token bound to the pod (it dies with the pod) and writes it.
 func refreshToken(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod, tf *tokenFile) error {
 	req := &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{
@@ -256,8 +278,13 @@ func refreshToken(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod,
 	if err != nil {
 		return fmt.Errorf("TokenRequest for serviceaccount %s/%s: %v", pod.Namespace, tf.sa, err)
 	}
-	if err := writeFileAtomic(tf.path, []byte(resp.Status.Token), 0o600); err != nil {
+	if err := writeFileAtomic(tf.path, []byte(resp.Status.Token), tf.mode); err != nil {
 		return err
+	}
+	if tf.uid != -1 || tf.gid != -1 {
+		if err := os.Chown(tf.path, tf.uid, tf.gid); err != nil {
+			return fmt.Errorf("token %s: %v", tf.path, err)
+		}
 	}
 	tf.issued = time.Now()
 	tf.expires = resp.Status.ExpirationTimestamp.Time

@@ -42,6 +42,7 @@ type podWorker struct {
 	mu          sync.Mutex
 	pod         *corev1.Pod // latest seen
 	podIP       string
+	netNS       string // the pod's network namespace file (--pod-network=netns), "" for the node's
 	startTime   metav1.Time
 	volsReady   bool
 	initialized bool
@@ -210,6 +211,12 @@ func (w *podWorker) sleep(d time.Duration) bool {
 
 func (w *podWorker) run() {
 	defer func() {
+		w.mu.Lock()
+		ip, netNS := w.podIP, w.netNS
+		w.mu.Unlock()
+		if netNS != "" {
+			w.m.net.remove(ip)
+		}
 		w.m.ips.release(string(w.uid))
 		close(w.done)
 	}()
@@ -242,6 +249,12 @@ func (w *podWorker) objectIsGone() bool {
 	}
 }
 
+func (w *podWorker) netNSPath() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.netNS
+}
+
 func (w *podWorker) latestPod() *corev1.Pod {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -266,13 +279,30 @@ func (w *podWorker) runPod(pod *corev1.Pod) {
 	w.mu.Lock()
 	w.podIP = ip
 	w.mu.Unlock()
+	if w.m.net != nil && !pod.Spec.HostNetwork {
+		for {
+			err := w.m.net.setup(ip)
+			if err == nil {
+				break
+			}
+			klog.Warningf("pod %s: network namespace: %v", w.key(), err)
+			w.setAllWaiting("ContainerCreating", "pod network: "+err.Error())
+			w.publish()
+			if !w.sleep(2 * time.Second) {
+				return
+			}
+		}
+		w.mu.Lock()
+		w.netNS = w.m.net.nsPath(ip)
+		w.mu.Unlock()
+	}
 	klog.Infof("pod %s: IP %s, dir %s", w.key(), ip, w.podDir)
 	w.publish()
 
 	var vols *podVolumes
 	for {
 		var err error
-		vols, err = prepareVolumes(w.ctx, w.m.cs, w.m.src, pod, w.podDir, ip, "127.0.0.1", w.m.cfg.tokenExpiration)
+		vols, err = prepareVolumes(w.ctx, w.m.cs, w.m.src, pod, w.podDir, ip, w.m.hostIP(), w.m.cfg.tokenExpiration)
 		if err == nil {
 			break
 		}
@@ -362,11 +392,15 @@ func (w *podWorker) refreshTokens(pod *corev1.Pod, vols *podVolumes) {
 // returns its last exit code.
 func (w *podWorker) runContainer(r *containerRun, vols *podVolumes) int32 {
 	backoff := w.m.cfg.backoffInitial
+	pullBackoff := w.m.cfg.backoffInitial
 	for {
 		if w.isStopping() {
 			return w.finish(r, nil)
 		}
-		spec, err := w.prepareContainer(r, vols)
+		spec, release, err := w.prepare(r, vols)
+		if w.imageNotReady(r, err, &pullBackoff) {
+			continue
+		}
 		var ce *configError
 		if errors.As(err, &ce) {
 			klog.Warningf("pod %s container %s: %v", w.key(), r.spec.Name, err)
@@ -398,6 +432,7 @@ func (w *podWorker) runContainer(r *containerRun, vols *podVolumes) int32 {
 			}
 		}
 		if err != nil {
+			release()
 			// As a runtime reports a container that could not start.
 			klog.Warningf("pod %s container %s: start: %v", w.key(), r.spec.Name, err)
 			t := now()
@@ -419,6 +454,7 @@ func (w *podWorker) runContainer(r *containerRun, vols *podVolumes) int32 {
 				p.stop(w.killDeadline())
 			}
 			<-p.exited
+			release()
 			code := p.exitCode()
 			reason := "Completed"
 			if code != 0 {
@@ -501,7 +537,7 @@ func (w *podWorker) prepareContainer(r *containerRun, vols *podVolumes) (*prepar
 	if err != nil {
 		return nil, err
 	}
-	env, err := containerEnv(w.ctx, w.m.src, pod, c, ip, "127.0.0.1", w.m.serviceEnv)
+	env, err := containerEnv(w.ctx, w.m.src, pod, c, ip, w.m.hostIP(), w.m.serviceEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -575,7 +611,7 @@ func (w *podWorker) prepareContainer(r *containerRun, vols *podVolumes) (*prepar
 		if err != nil {
 			return p, err
 		}
-		if p.exe, p.argv, err = wrapForMountNamespace(w.m.self, mountExecSpec{Binds: binds, Exe: exe, Argv: argv, Dir: dir}); err != nil {
+		if p.exe, p.argv, err = wrapForMountNamespace(w.m.self, mountExecSpec{Binds: binds, Exe: exe, Argv: argv, Dir: dir, NetNS: w.netNSPath()}); err != nil {
 			return p, err
 		}
 		p.dir = w.podDir
@@ -609,8 +645,8 @@ func (w *podWorker) buildStatus(old corev1.PodStatus) corev1.PodStatus {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	st := *old.DeepCopy()
-	st.HostIP = "127.0.0.1"
-	st.HostIPs = []corev1.HostIP{{IP: "127.0.0.1"}}
+	st.HostIP = w.m.hostIP()
+	st.HostIPs = []corev1.HostIP{{IP: st.HostIP}}
 	if w.podIP != "" {
 		st.PodIP = w.podIP
 		st.PodIPs = []corev1.PodIP{{IP: w.podIP}}
