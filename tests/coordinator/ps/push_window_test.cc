@@ -31,35 +31,53 @@ using testing::InitializedVariable;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
+// Waits (bounded) until `window` has `count` pushes waiting; false if it never does.
+bool AwaitWaiting(const PushWindow& window, int count) {
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (window.waiting() < count) {
+    if (absl::Now() > give_up) return false;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return true;
+}
+
 TEST(PushWindowTest, AdmitsWhatFitsAndTheRestInArrivalOrder) {
   PushWindow window(10);
-  std::optional<PushWindow::Ticket> a = window.Admit(6, absl::Now() + absl::Seconds(60));
-  ASSERT_TRUE(a.has_value());
+  std::optional<PushWindow::Ticket> first = window.Admit(6, absl::Now() + absl::Seconds(60));
+  ASSERT_TRUE(first.has_value());
   // 6 + 6 does not fit: the second waits until its deadline.
   EXPECT_FALSE(window.Admit(6, absl::Now() + absl::Milliseconds(20)).has_value());
   EXPECT_EQ(window.held_back(), 1);
-  // A waiter that fits is admitted as soon as the first ticket goes; one behind it waits its turn
-  // even though 1 byte would fit beside the first (first come, first served).
-  std::atomic<int> order{0};
-  int second = 0;
-  int third = 0;
-  std::thread waiter([&] {
-    auto ticket = window.Admit(6, absl::Now() + absl::Seconds(60));
-    second = ++order;
+  // A waiter for the whole window, then a 1-byte push that would fit beside the first ticket:
+  // the small one waits its turn (first come, first served). The order is forced by the room
+  // each needs, not by which thread runs first after a release: the small push fits only once
+  // the whole-window ticket goes.
+  absl::Notification whole_admitted;
+  absl::Notification release_whole;
+  std::atomic<bool> small_admitted{false};
+  std::thread whole([&] {
+    auto ticket = window.Admit(10, absl::Now() + absl::Seconds(60));
     EXPECT_TRUE(ticket.has_value());
+    EXPECT_FALSE(small_admitted.load()) << "the later, smaller push went first";
+    whole_admitted.Notify();
+    release_whole.WaitForNotification();
   });
-  while (window.waiting() < 1) absl::SleepFor(absl::Milliseconds(1));
+  ASSERT_TRUE(AwaitWaiting(window, 1));
   std::thread small([&] {
     auto ticket = window.Admit(1, absl::Now() + absl::Seconds(60));
-    third = ++order;
     EXPECT_TRUE(ticket.has_value());
+    small_admitted = true;
   });
-  while (window.waiting() < 2) absl::SleepFor(absl::Milliseconds(1));
-  a.reset();
-  waiter.join();
+  // Were the window not first come, first served, the small push would be admitted at once
+  // beside the first ticket and never be seen waiting.
+  ASSERT_TRUE(AwaitWaiting(window, 2)) << "the 1-byte push did not wait behind the larger one";
+  first.reset();
+  whole_admitted.WaitForNotification();
+  EXPECT_EQ(window.waiting(), 1) << "the 1-byte push stops waiting only when the window has room";
+  release_whole.Notify();
+  whole.join();
   small.join();
-  EXPECT_EQ(second, 1);
-  EXPECT_EQ(third, 2);
+  EXPECT_TRUE(small_admitted.load());
   EXPECT_LE(window.peak_bytes(), 10);
 }
 
