@@ -121,6 +121,21 @@ class RunS3Test : public ::testing::Test {
     return newest;
   }
 
+  // Grants Write again and expects what every refused-storage case ends with: the run exits 0
+  // within `timeout`, Succeeded, with one coordinator start (`why` says why a second would be
+  // wrong), no checkpoint error left in the progress and the final step's checkpoint valid in
+  // the bucket. Call it under ASSERT_NO_FATAL_FAILURE.
+  void ExpectSucceededOnceWritesReturn(absl::Duration timeout, const std::string& why) {
+    ASSERT_TRUE(S3TestEnvironment::server()->SetWritesAllowed(true).ok());
+    auto exit = run_->WaitForExit(timeout);
+    ASSERT_TRUE(exit.has_value()) << RunLogs();
+    ASSERT_EQ(exit->exit_code, 0) << RunLogs();
+    EXPECT_EQ(Status()["phase"], "Succeeded");
+    EXPECT_EQ(Status()["replicas"]["digits-coordinator-0"]["starts"], 1) << why;
+    EXPECT_FALSE(Progress().contains("checkpointError")) << Progress().dump();
+    EXPECT_EQ(LatestValidStep(), kSteps);
+  }
+
   // Each test its own: the binary's tests share the server.
   std::string prefix_ = "jobs/tjctl-run-digits";
   testing::TempDir dir_;
@@ -211,14 +226,8 @@ TEST_F(RunS3Test, WritesRefusedMidRunFailTheSaveCleanlyAndTrainingGoesOnUntilThe
   EXPECT_EQ(Status()["replicas"]["digits-coordinator-0"]["starts"], 1);
 
   // Writes are back: the next interval's save succeeds and the report clears.
-  ASSERT_TRUE(server->SetWritesAllowed(true).ok());
-  auto exit = run_->WaitForExit(absl::Seconds(240));
-  ASSERT_TRUE(exit.has_value()) << logs();
-  ASSERT_EQ(exit->exit_code, 0) << logs();
-  EXPECT_EQ(Status()["phase"], "Succeeded");
-  EXPECT_EQ(Status()["replicas"]["digits-coordinator-0"]["starts"], 1);
-  EXPECT_FALSE(Progress().contains("checkpointError")) << Progress().dump();
-  EXPECT_EQ(LatestValidStep(), kSteps);
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectSucceededOnceWritesReturn(absl::Seconds(240), "a refused save is not a restart"));
 }
 
 // The object names of the final save (step 900) appear in no other save's error.
@@ -254,15 +263,8 @@ TEST_F(RunS3Test, ARefusedFinalSaveIsTriedAgainAndTheJobSucceedsOnceWritesReturn
   EXPECT_THAT(error, ::testing::HasSubstr("refused"));
   EXPECT_LT(NewestCommitted(), kSteps) << "a manifest was written while writes are refused";
 
-  ASSERT_TRUE(server->SetWritesAllowed(true).ok());
-  auto exit = run_->WaitForExit(absl::Seconds(120));
-  ASSERT_TRUE(exit.has_value()) << logs();
-  ASSERT_EQ(exit->exit_code, 0) << logs();
-  EXPECT_EQ(Status()["phase"], "Succeeded");
-  EXPECT_EQ(Status()["replicas"]["digits-coordinator-0"]["starts"], 1) << "saved by a retry";
-  EXPECT_FALSE(Progress().contains("checkpointError")) << Progress().dump();
+  ASSERT_NO_FATAL_FAILURE(ExpectSucceededOnceWritesReturn(absl::Seconds(120), "saved by a retry"));
   EXPECT_EQ(Progress()["lastCheckpointStep"], kSteps);
-  EXPECT_EQ(LatestValidStep(), kSteps);
   EXPECT_THAT(Log(coordinator_log),
               ::testing::HasSubstr("final checkpoint at step 900 not saved (attempt 1 of 5)"));
 }
@@ -349,15 +351,9 @@ TEST_F(RunS3Test, WritesRefusedFromTheStartHoldTheJobUntilTheyReturn) {
   EXPECT_EQ(Status()["replicas"]["digits-coordinator-0"]["starts"], 1) << logs();
   EXPECT_EQ(NewestCommitted(), -1);
 
-  ASSERT_TRUE(server->SetWritesAllowed(true).ok());
-  auto exit = run_->WaitForExit(absl::Seconds(300));
-  ASSERT_TRUE(exit.has_value()) << logs();
-  ASSERT_EQ(exit->exit_code, 0) << logs();
-  EXPECT_EQ(Status()["phase"], "Succeeded");
-  EXPECT_EQ(Status()["replicas"]["digits-coordinator-0"]["starts"], 1) << "held, not restarted";
-  EXPECT_FALSE(Progress().contains("checkpointError")) << Progress().dump();
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectSucceededOnceWritesReturn(absl::Seconds(300), "held, not restarted"));
   EXPECT_EQ(Progress()["step"], kSteps);
-  EXPECT_EQ(LatestValidStep(), kSteps);
   ObjectCheckpointStore store(*objects_, url(), prefix_, 100);
   auto claimed = ReadClaimedGeneration(*objects_, store.ClaimKey());
   ASSERT_TRUE(claimed.ok()) << claimed.status();
