@@ -65,7 +65,7 @@ declare -A peak cpu
 sample() {
   local f env role kib ticks
   for f in $(pgrep -x tj-train); do
-    env=$(tr '\0' '\n' < "/proc/$f/environ" 2>/dev/null) || continue
+    env=$(tr '\0' '\n' 2>/dev/null < "/proc/$f/environ") || continue  # gone: the error redirected first
     grep -q "$WORK/run" <<<"$env" || continue
     role=$(grep '^TF_CONFIG' <<<"$env" | grep -o '"task":{[^}]*}' | tr -d '"{}' | sed 's/task://')
     kib=$(awk '/VmHWM/{print $2}' "/proc/$f/status" 2>/dev/null) || continue

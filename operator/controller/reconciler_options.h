@@ -53,6 +53,11 @@ struct ReconcilerOptions {
   // reconciled every progress_interval to refresh them.
   CoordinatorProgress* progress = nullptr;
   absl::Duration progress_interval = absl::Seconds(30);
+  // While the status says CheckpointFailing True, progress is read this often instead: the report
+  // that clears it (a save that succeeded) is usually seconds away, a job that ends before the
+  // next read would keep the stale condition, and the operator reads nothing after the
+  // coordinator exits.
+  absl::Duration checkpoint_failing_progress_interval = absl::Seconds(5);
   // With a gang scheduler whose PodGroup cannot be made (its CRD not installed, no permission),
   // the job is looked at again after this long: nothing watches for the CRD to appear.
   absl::Duration pod_group_retry_interval = absl::Minutes(1);

@@ -127,7 +127,11 @@ StepResult StatusStep::Run(JobReconcile& job) {
 
   std::optional<absl::Duration> requeue;
   if (options_.progress != nullptr && decision.phase == JobPhase::kRunning) {
-    requeue = options_.progress_interval;
+    const v1alpha1::JobCondition* failing = CheckpointFailing(next);
+    requeue = failing != nullptr && failing->status == v1alpha1::ConditionStatus::kTrue
+                  ? std::min(options_.progress_interval,
+                             options_.checkpoint_failing_progress_interval)
+                  : options_.progress_interval;
   }
   const bool finished =
       decision.phase == JobPhase::kSucceeded || decision.phase == JobPhase::kFailed;

@@ -4,7 +4,8 @@
 // counted before it is carried out. Except on a job's first reconcile (no condition yet, nothing
 // to restart): its one status write goes after its creates, on the write executor, counting the
 // requested pods as active. Posts the phase's Event; comes back at activeDeadlineSeconds and,
-// while the job runs, every progress_interval to refresh status.step.
+// while the job runs, every progress_interval to refresh status.step (sooner while
+// CheckpointFailing is True, so that the save clearing it is seen before the job ends).
 #pragma once
 
 #include <string>

@@ -647,6 +647,15 @@ s3_list() { # <prefix, URI-encoded as SigV4 wants it>: the bucket's ListObjectsV
     -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$s3_endpoint/digits-checkpoints?list-type=2&prefix=$1"
 }
 created_reason() { kc get tj "$1" -o jsonpath='{.status.conditions[?(@.type=="Created")].reason}'; }
+s3_identity() { # <action>...: the rights of the test's one identity, in weed's -s3.config
+  local actions
+  actions="$(printf '"%s",' "$@")"
+  printf '{"identities":[{"name":"tj","credentials":[{"accessKey":"%s","secretKey":"%s"}],"actions":[%s]}]}' \
+    "$s3_key" "$s3_secret" "${actions%,}" >"$wd/s3.json"
+}
+checkpoint_failing() { # <job>: the status of its CheckpointFailing condition
+  kc get tj "$1" -o jsonpath='{.status.conditions[?(@.type=="CheckpointFailing")].status}'
+}
 scenario_s3() {
   local weed job=digits-s3 ports keys manifests
   weed="$(bash "$repo/scripts/install-s3-server.sh")" || fail "scripts/install-s3-server.sh could not build the S3 test server"
@@ -656,8 +665,8 @@ socks = [socket.socket() for _ in range(9)]
 for s in socks: s.bind(("127.0.0.1", 0))
 for s in socks: print(s.getsockname()[1])')
   s3_endpoint="http://$node_ip:${ports[0]}"
-  printf '{"identities":[{"name":"tj","credentials":[{"accessKey":"%s","secretKey":"%s"}],"actions":["Read","Write","List","Tagging"]}]}' \
-    "$s3_key" "$s3_secret" >"$wd/s3.json"
+  # The keys may read and list the bucket but not write it, until the job is seen held for it.
+  s3_identity Read List Tagging
   setsid "$weed" mini -dir="$wd/s3-data" -ip="$node_ip" -ip.bind="$node_ip" -s3.config="$wd/s3.json" \
     -bucket=digits-checkpoints -s3.port="${ports[0]}" -s3.port.grpc="${ports[1]}" \
     -master.port="${ports[2]}" -master.port.grpc="${ports[3]}" -volume.port="${ports[4]}" \
@@ -667,7 +676,11 @@ for s in socks: print(s.getsockname()[1])')
   s3_pid=$!
   wait_for 120 "SeaweedFS serves bucket digits-checkpoints at $s3_endpoint" s3_list ""
 
-  sed "s#http://minio.storage.svc.cluster.local:9000#$s3_endpoint#" "$repo/examples/digits-s3.yaml" | kc apply -f - >/dev/null
+  # 25 ms a step: ~20 s of training after the first save, so the operator's reads while
+  # CheckpointFailing is True (every 5 s) see the save that clears it before the job ends.
+  sed -e "s#http://minio.storage.svc.cluster.local:9000#$s3_endpoint#" \
+      -e "s/- --min-accuracy=0.92/- --min-accuracy=0.92\n                - --step-sleep-ms=25/" \
+      "$repo/examples/digits-s3.yaml" | kc apply -f - >/dev/null
   held() { [[ "$(created_reason "$job")" == CheckpointStorageUnavailable ]]; }
   wait_for 30 "$job held: Created False, CheckpointStorageUnavailable" held
   kc get tj "$job" -o jsonpath='{.status.conditions[?(@.type=="Created")].message}' | grep -q "Secret default/digits-s3-credentials" ||
@@ -678,7 +691,30 @@ for s in socks: print(s.getsockname()[1])')
 
   kc create secret generic digits-s3-credentials --from-literal=AWS_ACCESS_KEY_ID="$s3_key" \
     --from-literal=AWS_SECRET_ACCESS_KEY="$s3_secret" >/dev/null
+  # The keys pass the operator's probe (a list), so the pods start; the coordinator's claim of the
+  # location (its first write) is refused, and it is held: CheckpointFailing True with the storage's
+  # answer and a Warning Event saying so, no step trained, no restart.
+  failing_true() { [[ "$(checkpoint_failing "$job")" == True ]]; }
+  wait_for 180 "$job CheckpointFailing True while the keys may not write (the coordinator held)" failing_true
+  local failing_message
+  failing_message="$(kc get tj "$job" -o jsonpath='{.status.conditions[?(@.type=="CheckpointFailing")].message}')"
+  grep -q "s3://digits-checkpoints/runs/digits-s3/" <<<"$failing_message" && grep -q refused <<<"$failing_message" ||
+    fail "CheckpointFailing does not name the location and the refusal: $failing_message"
+  kc get events --field-selector "involvedObject.name=$job,reason=CheckpointStorageUnavailable,type=Warning" \
+    -o jsonpath='{.items[*].message}' | grep -q refused || fail "no Warning Event on $job for the refused claim"
+  held_attempts() { (( $(coord_log "$job" | grep -c 'not taken at start') >= 2 )); }
+  wait_for 60 "$job's coordinator tries its claim again while held" held_attempts
+  if coord_trained "$job" 1; then fail "$job trained while its storage refused the claim"; fi
+  expect_eq "$job coordinator restarts while held" \
+    "$(kc get pod "$job-coordinator-0" -o jsonpath='{.status.containerStatuses[0].restartCount}')" 0
+  # Write granted (weed reloads -s3.config on SIGHUP): the next attempt takes the location.
+  s3_identity Read Write List Tagging
+  kill -HUP "$s3_pid"
   wait_succeeded "$job" 240
+  expect_counters "$job" '{"preemptions":0,"restartCount":0,"coordinatorRestarts":0}'
+  expect_eq "$job CheckpointFailing after the first save" \
+    "$(kc get tj "$job" -o jsonpath='{.status.conditions[?(@.type=="CheckpointFailing")].status}/{.status.conditions[?(@.type=="CheckpointFailing")].reason}')" \
+    "False/CheckpointSaved"
   check_accuracy "$job"
   expect_eq "$job steps" "$(coord_log "$job" | grep -oE 'final: [0-9]+ steps' | tail -1)" "final: 900 steps"
   # The keys reached the pods from the Secret, not from the pod spec (the coordinator's pod is kept).

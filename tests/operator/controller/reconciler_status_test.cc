@@ -152,5 +152,25 @@ TEST_F(StatusStepTest, AFailedSaveTheCoordinatorReportsIsAWarningAndAConditionUn
             "checkpoint is step 400");
 }
 
+// While a failed save is reported, progress is read every checkpoint_failing_progress_interval,
+// not every progress_interval: the save that clears it is seen before a short job ends. Once a
+// save clears it, the usual interval again.
+TEST_F(StatusStepTest, AFailingCheckpointIsReadAgainSoonerUntilItClears) {
+  SetJob("", 2, {{"conditions", {{{"type", "Created"}, {"status", "True"}, {"reason", "Created"},
+                                  {"lastTransitionTime", "2027-01-15T08:00:00Z"}}}}});
+  AllRunning();
+  FixedProgress progress;
+  options_.progress = &progress;
+  progress.Set(250, 200, "PUT s3://tj-ckpt/jobs/digits/ckpt-300/MANIFEST.json refused");
+  JobReconcile failing = Deciding(JobPhase::kRunning);
+  EXPECT_EQ(step_.Run(failing).requeue_after, absl::Seconds(5));
+
+  SetJob("", 2, client_.bodies.back()["status"]);
+  progress.Set(420, 400);
+  JobReconcile saved = Deciding(JobPhase::kRunning);
+  EXPECT_EQ(step_.Run(saved).requeue_after, absl::Seconds(30));
+  EXPECT_EQ(client_.bodies.back()["status"]["conditions"][0]["status"], "False");
+}
+
 }  // namespace
 }  // namespace tj::op::testing
