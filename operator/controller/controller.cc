@@ -169,6 +169,11 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, ControllerOptio
                                }
                              })),
       queue_(kube::WorkQueueOptions{.name = "trainingjobs"}) {
+  // A read that changes a job's reported state or checkpoint failure reconciles it now: its
+  // condition and Event need not wait for the next progress_interval.
+  if (options_.reconciler.progress != nullptr) {
+    options_.reconciler.progress->OnChange([this](const std::string& key) { queue_.Add(key); });
+  }
   const std::string owned = v1alpha1::kJobNameLabel;  // "has the label" selector
   auto make_of = [&](kube::ResourceRef ref, std::string selector, bool owned,
                      kube::InformerHandlers handlers, absl::Duration resync,
@@ -278,8 +283,10 @@ Controller::Controller(std::shared_ptr<kube::KubeClient> client, ControllerOptio
 }
 
 Controller::~Controller() {
-  // First: a scrape running the collector is waited for, and none starts after.
+  // First: a scrape running the collector is waited for, and none starts after; likewise a
+  // progress read's call into the queue.
   if (collector_) metrics_->RemoveCollector(*collector_);
+  if (options_.reconciler.progress != nullptr) options_.reconciler.progress->OnChange(nullptr);
   queue_.ShutDown();
   writes_->Stop();  // its callbacks reach the reconciler and the queue
   for (auto* informer : {&jobs_, &pods_, &services_, &nodes_, &workloads_}) {

@@ -47,6 +47,11 @@ void GrpcCoordinatorProgress::Forget(const std::string& job) {
   latest_.erase(job);
 }
 
+void GrpcCoordinatorProgress::OnChange(std::function<void(const std::string& job)> listener) {
+  StdMutexLock lock(listener_mu_);
+  listener_ = std::move(listener);
+}
+
 int64_t GrpcCoordinatorProgress::reads() const {
   StdMutexLock lock(mu_);
   return reads_;
@@ -89,8 +94,18 @@ void GrpcCoordinatorProgress::Loop() {
                    request.address, progress.status().ToString());
       continue;
     }
-    StdMutexLock lock(mu_);
-    latest_[request.job] = *std::move(progress);
+    bool changed = false;
+    {
+      StdMutexLock lock(mu_);
+      auto [known, first] = latest_.try_emplace(request.job);
+      changed = first || known->second.state != progress->state ||
+                known->second.checkpoint_error != progress->checkpoint_error;
+      known->second = *std::move(progress);
+    }
+    if (changed) {
+      StdMutexLock lock(listener_mu_);
+      if (listener_) listener_(request.job);
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,11 @@ class CoordinatorProgress {
   virtual std::optional<v1alpha1::TrainingProgress> Latest(const std::string& job) const = 0;
   // The job is gone: forget it.
   virtual void Forget(const std::string& job) = 0;
+  // `listener(job)` after a read that brings a job's first progress or changes what its status
+  // reports beyond the step (the coordinator's state, a failed save or its clearing), so the job
+  // is reconciled at once rather than at its next periodic look. Null removes it; once this
+  // returns, no call of the previous listener is running. By default reads notify nobody.
+  virtual void OnChange(std::function<void(const std::string& job)> listener) {}
 };
 
 class GrpcCoordinatorProgress : public CoordinatorProgress {
@@ -47,6 +53,7 @@ class GrpcCoordinatorProgress : public CoordinatorProgress {
                std::shared_ptr<const CoordinatorTls> tls) override;
   std::optional<v1alpha1::TrainingProgress> Latest(const std::string& job) const override;
   void Forget(const std::string& job) override;
+  void OnChange(std::function<void(const std::string& job)> listener) override;
 
   // Reads attempted so far, successful or not (for tests and metrics).
   int64_t reads() const;
@@ -68,6 +75,9 @@ class GrpcCoordinatorProgress : public CoordinatorProgress {
   std::map<std::string, v1alpha1::TrainingProgress> latest_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int64_t reads_ ABSL_GUARDED_BY(mu_) = 0;
+  // Held while the listener runs, so that replacing it waits for a call in flight.
+  StdMutex listener_mu_;  // never held with mu_
+  std::function<void(const std::string& job)> listener_ ABSL_GUARDED_BY(listener_mu_);
   std::thread thread_;
 };
 

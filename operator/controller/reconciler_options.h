@@ -53,11 +53,13 @@ struct ReconcilerOptions {
   // reconciled every progress_interval to refresh them.
   CoordinatorProgress* progress = nullptr;
   absl::Duration progress_interval = absl::Seconds(30);
-  // While the status says CheckpointFailing True, progress is read this often instead: the report
-  // that clears it (a save that succeeded) is usually seconds away, a job that ends before the
-  // next read would keep the stale condition, and the operator reads nothing after the
-  // coordinator exits.
-  absl::Duration checkpoint_failing_progress_interval = absl::Seconds(5);
+  // Progress is read this often instead while nothing has been read from the job's coordinator
+  // yet, in its pod's first 5 minutes (its server may not listen yet when its pod turns Running:
+  // the first look then missed it by one progress_interval), and while the status says
+  // CheckpointFailing True: the report that clears it (a save that succeeded) is usually seconds
+  // away, a job that ends before the next read would keep the stale condition, and the operator
+  // reads nothing after the coordinator exits.
+  absl::Duration short_progress_interval = absl::Seconds(5);
   // With a gang scheduler whose PodGroup cannot be made (its CRD not installed, no permission),
   // the job is looked at again after this long: nothing watches for the CRD to appear.
   absl::Duration pod_group_retry_interval = absl::Minutes(1);

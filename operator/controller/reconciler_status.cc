@@ -25,6 +25,10 @@ std::optional<v1alpha1::ConditionType> CurrentState(const v1alpha1::TrainingJobS
   return state;
 }
 
+// How long after its pod's creation a coordinator is read every short_progress_interval until a
+// first read succeeds.
+constexpr absl::Duration kFirstReadWindow = absl::Minutes(5);
+
 const v1alpha1::JobCondition* CheckpointFailing(const v1alpha1::TrainingJobStatus& status) {
   for (const v1alpha1::JobCondition& c : status.conditions) {
     if (c.type == v1alpha1::ConditionType::kCheckpointFailing) return &c;
@@ -87,13 +91,20 @@ StepResult StatusStep::Run(JobReconcile& job) {
   update.create_failure = job.create_failure;
   if (job.stuck) update.stuck = &*job.stuck;
   if (job.first_reconcile && job.MayCreatePods()) update.requested = decision.to_create;
+  // A coordinator that has published nothing the operator could read yet, for at most its first
+  // minutes (one without a progress service, a TensorFlow program without the trainingjob
+  // package, is not read every few seconds for good).
+  bool first_read_due = false;
   if (options_.progress != nullptr) {
     const ObservedPod* coordinator = RunningCoordinator(job.pods);
     if (coordinator != nullptr) {
       options_.progress->Refresh(job.key, CoordinatorAddress(*job.job, coordinator), job.token,
                                  TlsFor(job.key, coordinator, job.control_tls));
     }
-    if (std::optional<v1alpha1::TrainingProgress> p = options_.progress->Latest(job.key)) {
+    std::optional<v1alpha1::TrainingProgress> p = options_.progress->Latest(job.key);
+    first_read_due = !p.has_value() && coordinator != nullptr && coordinator->created_at &&
+                     job.now - *coordinator->created_at < kFirstReadWindow;
+    if (p.has_value()) {
       update.step = p->step;
       update.last_checkpoint_step = p->last_checkpoint_step;
       update.goodput = p->goodput;
@@ -128,10 +139,10 @@ StepResult StatusStep::Run(JobReconcile& job) {
   std::optional<absl::Duration> requeue;
   if (options_.progress != nullptr && decision.phase == JobPhase::kRunning) {
     const v1alpha1::JobCondition* failing = CheckpointFailing(next);
-    requeue = failing != nullptr && failing->status == v1alpha1::ConditionStatus::kTrue
-                  ? std::min(options_.progress_interval,
-                             options_.checkpoint_failing_progress_interval)
-                  : options_.progress_interval;
+    const bool read_sooner = first_read_due || (failing != nullptr &&
+                                                failing->status == v1alpha1::ConditionStatus::kTrue);
+    requeue = read_sooner ? std::min(options_.progress_interval, options_.short_progress_interval)
+                          : options_.progress_interval;
   }
   const bool finished =
       decision.phase == JobPhase::kSucceeded || decision.phase == JobPhase::kFailed;

@@ -2,6 +2,9 @@
 // the job's token; a refused or absent read leaves the last known progress alone.
 #include "operator/controller/coordinator_progress.h"
 
+#include <mutex>
+#include <vector>
+
 #include "coordinator/base/job_roles.h"
 #include "coordinator/base/job_token.h"
 #include "coordinator/coordination/coordination_service.h"
@@ -30,11 +33,13 @@ class CoordinatorProgressTest : public ::testing::Test {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
     SetJobVerifiersForTesting(std::nullopt);
   }
-  void Publish(int64_t step, int64_t checkpoint) {
+  void Publish(int64_t step, int64_t checkpoint, std::string state = "training",
+               std::string checkpoint_error = "") {
     v1alpha1::TrainingProgress p;
-    p.state = "training";
+    p.state = std::move(state);
     p.step = step;
     p.last_checkpoint_step = checkpoint;
+    p.checkpoint_error = std::move(checkpoint_error);
     ASSERT_TRUE(state_.Set(v1alpha1::kProgressKey, v1alpha1::ToJson(p).dump(), true).ok());
   }
 
@@ -70,6 +75,50 @@ TEST_F(CoordinatorProgressTest, AWrongTokenOrNothingPublishedLeavesNoProgress) {
   ASSERT_TRUE(testing::WaitFor([&] { return progress.Latest("ml/ok").has_value(); }));
   EXPECT_FALSE(progress.Latest("ml/other").has_value());
   EXPECT_FALSE(progress.Latest("ml/empty").has_value());
+}
+
+// The listener hears of a job's first progress and of reads that change its state or its failed
+// save, not of a step alone: each read publishes another step, and the listener records the step
+// it sees, so the calls made are exactly the steps listed, in read order.
+TEST_F(CoordinatorProgressTest, TheListenerHearsOfStateAndFailedSavesNotOfAStepAlone) {
+  GrpcCoordinatorProgress progress;
+  std::mutex mu;
+  std::vector<int64_t> heard;
+  progress.OnChange([&](const std::string& job) {
+    std::lock_guard<std::mutex> lock(mu);
+    heard.push_back(job == "ml/digits" ? progress.Latest(job)->step : -1);
+  });
+  auto heard_so_far = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return heard;
+  };
+  auto read = [&](int64_t step) {
+    progress.Refresh("ml/digits", address_, "job-secret", nullptr);
+    return testing::WaitFor([&] {
+      const std::optional<v1alpha1::TrainingProgress> latest = progress.Latest("ml/digits");
+      return latest.has_value() && latest->step == step;
+    });
+  };
+  Publish(0, -1, "held", "PUT s3://tj-ckpt/jobs/digits/COORDINATOR_GENERATION refused");
+  ASSERT_TRUE(read(0)) << "the first progress";
+  Publish(120, -1, "training");
+  ASSERT_TRUE(read(120)) << "held -> training";
+  Publish(150, -1, "training");
+  ASSERT_TRUE(read(150)) << "a step alone";
+  Publish(300, 150, "training", "PUT s3://tj-ckpt/jobs/digits/ckpt-300/MANIFEST.json refused");
+  ASSERT_TRUE(read(300)) << "a failed save";
+  Publish(330, 150, "training", "PUT s3://tj-ckpt/jobs/digits/ckpt-300/MANIFEST.json refused");
+  ASSERT_TRUE(read(330)) << "the same failure, a step later";
+  Publish(450, 450, "training");
+  ASSERT_TRUE(read(450)) << "the failure cleared";
+  ASSERT_TRUE(testing::WaitFor([&] { return heard_so_far().size() >= 4; }));
+  EXPECT_EQ(heard_so_far(), (std::vector<int64_t>{0, 120, 300, 450}));
+
+  // Removed: a changing read calls nobody (the recorded calls stay as they were).
+  progress.OnChange(nullptr);
+  Publish(500, 450, "restoring");
+  ASSERT_TRUE(read(500));
+  EXPECT_EQ(heard_so_far().size(), 4u);
 }
 
 }  // namespace

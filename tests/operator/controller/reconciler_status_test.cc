@@ -152,7 +152,34 @@ TEST_F(StatusStepTest, AFailedSaveTheCoordinatorReportsIsAWarningAndAConditionUn
             "checkpoint is step 400");
 }
 
-// While a failed save is reported, progress is read every checkpoint_failing_progress_interval,
+// A coordinator nothing has been read from yet is read every short_progress_interval in its pod's
+// first 5 minutes (its server may have come up just after the look that saw it Running); after
+// that, or once a read succeeded, every progress_interval.
+TEST_F(StatusStepTest, ANewCoordinatorIsReadSoonerUntilAFirstReadInItsFirstMinutes) {
+  SetJob("", 2, {{"conditions", {{{"type", "Created"}, {"status", "True"}, {"reason", "Created"},
+                                  {"lastTransitionTime", "2027-01-15T08:00:00Z"}}}}});
+  FixedProgress progress;
+  options_.progress = &progress;
+  auto created = [&](absl::Duration ago) {
+    view_.pods.clear();
+    AllRunning();
+    for (nlohmann::json& pod : view_.pods) {
+      pod["metadata"]["creationTimestamp"] = v1alpha1::FormatKubernetesTime(now_ - ago);
+    }
+  };
+  created(absl::Seconds(10));
+  JobReconcile fresh = Deciding(JobPhase::kRunning);
+  EXPECT_EQ(step_.Run(fresh).requeue_after, absl::Seconds(5)) << "nothing read yet";
+  created(absl::Minutes(6));
+  JobReconcile old = Deciding(JobPhase::kRunning);
+  EXPECT_EQ(step_.Run(old).requeue_after, absl::Seconds(30)) << "no progress service, it seems";
+  created(absl::Seconds(10));
+  progress.Set(10, -1);
+  JobReconcile read = Deciding(JobPhase::kRunning);
+  EXPECT_EQ(step_.Run(read).requeue_after, absl::Seconds(30)) << "read once";
+}
+
+// While a failed save is reported, progress is read every short_progress_interval,
 // not every progress_interval: the save that clears it is seen before a short job ends. Once a
 // save clears it, the usual interval again.
 TEST_F(StatusStepTest, AFailingCheckpointIsReadAgainSoonerUntilItClears) {
