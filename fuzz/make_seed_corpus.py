@@ -222,6 +222,11 @@ contexts:
     write("ps_lookup_fuzzer", "push-sparse",
           b"\x01" + field(1, field(1, b"emb") + field(2, ids) + field(3, grads)))
     write("ps_lookup_fuzzer", "unknown-table", b"\x00" + field(1, field(1, b"nope") + field(2, ids)))
+    # A SparseGradients declaring 512 MiB around a name declaring 500 MB, in 16 bytes: protobuf
+    # reserves its kSafeStringSize (50 MB) before it finds the input short (docs/fuzzing.md).
+    write("ps_lookup_fuzzer", "protobuf-nested-length-past-input",
+          b"\x01" + varint(1 << 3 | 2) + varint(1 << 29) + varint(1 << 3 | 2) +
+          varint(500_000_000) + b"emb")
 
     # record_file_fuzzer
     write("record_file_fuzzer", "two-records", record(b"hello") + record(b"x" * 300))
