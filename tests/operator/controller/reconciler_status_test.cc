@@ -22,6 +22,12 @@ class StatusStepTest : public StepTest {
     r.decision.message = "because";
     return r;
   }
+  // A job past its first reconcile: its status holds the Created condition.
+  void SetCreatedJob() {
+    SetJob("", 2, {{"conditions", {{{"type", "Created"}, {"status", "True"},
+                                    {"reason", "Created"},
+                                    {"lastTransitionTime", "2027-01-15T08:00:00Z"}}}}});
+  }
   StatusStep step_{client_, events_, options_};
 };
 
@@ -56,8 +62,7 @@ TEST_F(StatusStepTest, HeldPodsAreNotCountedAsRequested) {
 }
 
 TEST_F(StatusStepTest, ALaterChangeIsWrittenBeforeAnythingIsDoneAndAConflictStops) {
-  SetJob("", 2, {{"conditions", {{{"type", "Created"}, {"status", "True"}, {"reason", "Created"},
-                                  {"lastTransitionTime", "2027-01-15T08:00:00Z"}}}}});
+  SetCreatedJob();
   AllRunning();
   JobReconcile r = Deciding(JobPhase::kRunning);
   EXPECT_EQ(step_.Run(r).next, StepResult::Next::kContinue);
@@ -74,8 +79,7 @@ TEST_F(StatusStepTest, ALaterChangeIsWrittenBeforeAnythingIsDoneAndAConflictStop
 }
 
 TEST_F(StatusStepTest, AnUnchangedStatusIsNotWritten) {
-  SetJob("", 2, {{"conditions", {{{"type", "Created"}, {"status", "True"}, {"reason", "Created"},
-                                  {"lastTransitionTime", "2027-01-15T08:00:00Z"}}}}});
+  SetCreatedJob();
   AllRunning();
   JobReconcile r = Deciding(JobPhase::kRunning);
   step_.Run(r);
@@ -105,8 +109,7 @@ TEST_F(StatusStepTest, ComesBackAtTheActiveDeadlineAndForProgressWhileRunning) {
 // A coordinator reporting a failed save: CheckpointFailing True with its message, the access key
 // ID masked, and one Warning naming it; the next report without one clears it with a Normal Event.
 TEST_F(StatusStepTest, AFailedSaveTheCoordinatorReportsIsAWarningAndAConditionUntilASaveSucceeds) {
-  SetJob("", 2, {{"conditions", {{{"type", "Created"}, {"status", "True"}, {"reason", "Created"},
-                                  {"lastTransitionTime", "2027-01-15T08:00:00Z"}}}}});
+  SetCreatedJob();
   AllRunning();
   FixedProgress progress;
   options_.progress = &progress;
@@ -156,8 +159,7 @@ TEST_F(StatusStepTest, AFailedSaveTheCoordinatorReportsIsAWarningAndAConditionUn
 // first 5 minutes (its server may have come up just after the look that saw it Running); after
 // that, or once a read succeeded, every progress_interval.
 TEST_F(StatusStepTest, ANewCoordinatorIsReadSoonerUntilAFirstReadInItsFirstMinutes) {
-  SetJob("", 2, {{"conditions", {{{"type", "Created"}, {"status", "True"}, {"reason", "Created"},
-                                  {"lastTransitionTime", "2027-01-15T08:00:00Z"}}}}});
+  SetCreatedJob();
   FixedProgress progress;
   options_.progress = &progress;
   auto created = [&](absl::Duration ago) {
@@ -183,8 +185,7 @@ TEST_F(StatusStepTest, ANewCoordinatorIsReadSoonerUntilAFirstReadInItsFirstMinut
 // not every progress_interval: the save that clears it is seen before a short job ends. Once a
 // save clears it, the usual interval again.
 TEST_F(StatusStepTest, AFailingCheckpointIsReadAgainSoonerUntilItClears) {
-  SetJob("", 2, {{"conditions", {{{"type", "Created"}, {"status", "True"}, {"reason", "Created"},
-                                  {"lastTransitionTime", "2027-01-15T08:00:00Z"}}}}});
+  SetCreatedJob();
   AllRunning();
   FixedProgress progress;
   options_.progress = &progress;
