@@ -41,7 +41,8 @@ case "$sanitizer" in
            s3_xml_test checkpoint_test s3_checkpoint_test tjctl_run_s3_test
            closure_test coordination_test base_test ps_test ps_hostile_wire_test cluster_test
            sdk_preemption_test sdk_incremental_checkpoint_test sdk_checkpoint_process_test
-           sdk_s3_checkpoint_process_test sdk_placement_record_test sdk_golden_checkpoint_test)
+           sdk_s3_checkpoint_process_test sdk_placement_record_test sdk_golden_checkpoint_test
+           sdk_example_test)
     compilers=()
     ;;
   *) echo "usage: scripts/sanitize.sh thread|address [--only a,b] [--uninstrumented-absl]" >&2
