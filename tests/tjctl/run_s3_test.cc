@@ -91,6 +91,20 @@ class RunS3Test : public ::testing::Test {
     S3TestServer* server;
     ~WritesBackAtExit() { (void)server->SetWritesAllowed(true); }
   };
+  // Withdraws Write until the test ends (the fixture's guard gives it back). Call it under
+  // ASSERT_NO_FATAL_FAILURE.
+  void WithdrawWrites() {
+    S3TestServer* server = S3TestEnvironment::server();
+    ASSERT_TRUE(server->SetWritesAllowed(false).ok());
+    // Built in place: a temporary guard would give Write back as it goes.
+    writes_back_.reset(new WritesBackAtExit{server});
+  }
+  // Once the bucket holds the checkpoint of step 100, Write withdrawn. Under ASSERT_NO_FATAL_FAILURE.
+  void WithdrawWritesAfterTheFirstCheckpoint() {
+    ASSERT_TRUE(testing::WaitFor([&] { return CommittedAtLeast(100); }, absl::Seconds(120)))
+        << RunLogs();
+    WithdrawWrites();
+  }
   // Whether the bucket holds a committed checkpoint of at least `step`.
   bool CommittedAtLeast(int64_t step) const {
     ObjectCheckpointStore store(*objects_, url(), prefix_, 100);
@@ -141,6 +155,7 @@ class RunS3Test : public ::testing::Test {
   testing::TempDir dir_;
   std::unique_ptr<S3ObjectStore> objects_;
   std::unique_ptr<local::ChildProcess> run_;
+  std::unique_ptr<WritesBackAtExit> writes_back_;
   uint64_t start_ms_ = 0;
 };
 
@@ -189,14 +204,10 @@ TEST_F(RunS3Test, AKilledParameterServerIsRestoredFromTheBucketAndTheJobEndsExac
 TEST_F(RunS3Test, WritesRefusedMidRunFailTheSaveCleanlyAndTrainingGoesOnUntilTheyReturn) {
   prefix_ = "jobs/tjctl-run-refused";
   WriteJob("40");  // slower steps: room for a refused save and a good one after it
-  S3TestServer* server = S3TestEnvironment::server();
   StartRun();
   const std::string coordinator_log = CoordinatorLogPath();
   auto logs = [&] { return RunLogs(); };
-  ASSERT_TRUE(testing::WaitFor([&] { return CommittedAtLeast(100); }, absl::Seconds(120)))
-      << logs();
-  ASSERT_TRUE(server->SetWritesAllowed(false).ok());
-  const WritesBackAtExit restore{server};
+  ASSERT_NO_FATAL_FAILURE(WithdrawWritesAfterTheFirstCheckpoint());
   const int64_t newest_before = NewestCommitted();
   ASSERT_GE(newest_before, 100);
   ASSERT_EQ(LatestValidStep(), newest_before);
@@ -239,14 +250,10 @@ constexpr char kFinalCheckpointObjects[] = "ckpt-000000000900";
 TEST_F(RunS3Test, ARefusedFinalSaveIsTriedAgainAndTheJobSucceedsOnceWritesReturn) {
   prefix_ = "jobs/tjctl-run-final-retried";
   WriteJob("20");
-  S3TestServer* server = S3TestEnvironment::server();
   StartRun();
   const std::string coordinator_log = CoordinatorLogPath();
   auto logs = [&] { return RunLogs(); };
-  ASSERT_TRUE(testing::WaitFor([&] { return CommittedAtLeast(100); }, absl::Seconds(120)))
-      << logs();
-  ASSERT_TRUE(server->SetWritesAllowed(false).ok());
-  const WritesBackAtExit restore{server};
+  ASSERT_NO_FATAL_FAILURE(WithdrawWritesAfterTheFirstCheckpoint());
 
   std::string error;
   std::optional<local::ProcessExit> ended;
@@ -276,14 +283,10 @@ TEST_F(RunS3Test, ARefusedFinalSaveIsTriedAgainAndTheJobSucceedsOnceWritesReturn
 TEST_F(RunS3Test, AFinalSaveRefusedAtEveryAttemptIsNotASuccess) {
   prefix_ = "jobs/tjctl-run-final-refused";
   WriteJob("10", "  runPolicy: {backoffLimit: 0}\n");
-  S3TestServer* server = S3TestEnvironment::server();
   StartRun();
   const std::string coordinator_log = CoordinatorLogPath();
   auto logs = [&] { return RunLogs(); };
-  ASSERT_TRUE(testing::WaitFor([&] { return CommittedAtLeast(100); }, absl::Seconds(120)))
-      << logs();
-  ASSERT_TRUE(server->SetWritesAllowed(false).ok());
-  const WritesBackAtExit restore{server};
+  ASSERT_NO_FATAL_FAILURE(WithdrawWritesAfterTheFirstCheckpoint());
 
   auto exit = run_->WaitForExit(absl::Seconds(300));
   ASSERT_TRUE(exit.has_value()) << logs();
@@ -314,9 +317,7 @@ TEST_F(RunS3Test, AFinalSaveRefusedAtEveryAttemptIsNotASuccess) {
 // takes the location and the job trains to the end with its final checkpoint.
 TEST_F(RunS3Test, WritesRefusedFromTheStartHoldTheJobUntilTheyReturn) {
   prefix_ = "jobs/tjctl-run-held";
-  S3TestServer* server = S3TestEnvironment::server();
-  ASSERT_TRUE(server->SetWritesAllowed(false).ok());
-  const WritesBackAtExit restore{server};
+  ASSERT_NO_FATAL_FAILURE(WithdrawWrites());
   StartRun();
   const std::string coordinator_log = CoordinatorLogPath();
   auto logs = [&] { return RunLogs(); };
